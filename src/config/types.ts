@@ -1,0 +1,119 @@
+/**
+ * Typed cluster configuration produced by the config loader (`src/config`).
+ *
+ * Field names follow lokoctl's HCL attributes (see ../shared/reference/lokomotive.md §2) so users of
+ * lokoctl recognise them. Every value carries no position; positions live in {@link SourceIndex}.
+ */
+
+/** A position in a config file: 1-based line and column. */
+export interface SourcePos {
+  line: number;
+  column: number;
+}
+
+/** A range in one config file. `file` is the path as given to the loader (absolute). */
+export interface SourceRange {
+  file: string;
+  start: SourcePos;
+  end: SourcePos;
+}
+
+/** Severity of a config diagnostic. Warnings never stop a command. */
+export type Severity = 'error' | 'warning';
+
+/**
+ * One problem found in the configuration. `range` is taken from the syntax tree, never from
+ * searching text. `summary` is one short sentence, `detail` says how to fix it.
+ */
+export interface Diagnostic {
+  severity: Severity;
+  summary: string;
+  detail?: string;
+  range?: SourceRange;
+}
+
+/** Billing cycles accepted by the Metal API (DeviceCreateInput.billing_cycle). */
+export type BillingCycle = 'hourly' | 'daily' | 'monthly' | 'yearly';
+
+/** A Kubernetes taint as written in a pool's `taints` map: `key = "value:Effect"`. */
+export interface Taint {
+  key: string;
+  value: string;
+  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+}
+
+/** One `worker_pool "<name>"` block. Unset optional values are already defaulted from the cluster. */
+export interface WorkerPoolConfig {
+  name: string;
+  count: number;
+  /** Metal plan slug, default `c3.small.x86`. */
+  nodeType: string;
+  /** Metro code (lowercase), defaulted from the cluster's metro. */
+  metro: string;
+  /** Operating-system slug, defaulted from the cluster's `os`. */
+  os: string;
+  labels: Record<string, string>;
+  taints: Taint[];
+  disableBgp: boolean;
+  /** Extra user tags (`key:value` strings) added to the cluster tags. */
+  tags: string[];
+  /**
+   * Hardware reservation per worker index (`worker-<i>` keys in HCL), or the default for all
+   * (`reservation_ids_default`, `""` or `next-available`). Index -> reservation UUID.
+   */
+  reservationIds: Record<number, string>;
+  reservationIdsDefault: '' | 'next-available';
+}
+
+/** The `cluster "equinixmetal"` block after defaults and validation. */
+export interface ClusterConfig {
+  /** `equinixmetal`; `packet` is accepted as a deprecated alias and normalised. */
+  platform: 'equinixmetal';
+  clusterName: string;
+  projectId: string;
+  /** Metro code (lowercase). When only legacy `facility` is given, its metro prefix (`sv15` -> `sv`). */
+  metro: string;
+  /** Legacy `facility`, kept for messages; devices are always created by metro. */
+  facility?: string;
+  /** Absolute path; relative `asset_dir` values resolve against the declaring file's directory. */
+  assetDir: string;
+  controllerCount: number;
+  controllerType: string;
+  os: string;
+  sshPubkeys: string[];
+  /** User tags as `key:value` strings (HCL map `tags = { k = "v" }`). */
+  tags: string[];
+  billingCycle: BillingCycle;
+  /** Index -> reservation UUID for controllers (`controller-<i>` keys). */
+  reservationIds: Record<number, string>;
+  reservationIdsDefault: '' | 'next-available';
+  workerPools: WorkerPoolConfig[];
+}
+
+/** Config-path -> source range, e.g. `cluster.controller_count` or `cluster.worker_pool.web.count`. */
+export type SourceIndex = Map<string, SourceRange>;
+
+/** Result of loading a configuration directory or file. */
+export interface LoadResult {
+  /** Present only when there is no error diagnostic. */
+  cluster?: ClusterConfig;
+  /** Raw `component "<name>"` bodies, for later issues; key = component name. */
+  components: Map<string, { range: SourceRange }>;
+  diagnostics: Diagnostic[];
+  /** Where each value came from, for preflight diagnostics (metro, plan, os, ...). */
+  sources: SourceIndex;
+  /** The files that were read, in load order. */
+  files: string[];
+}
+
+/** Options for {@link LoadResult} producing loads. */
+export interface LoadOptions {
+  /** A directory (all `*.lokocfg`, non-recursive) or one file. */
+  path: string;
+  /** `--var name=value`, highest precedence. */
+  vars?: Record<string, string>;
+  /** `--var-file` paths (HCL attribute files like `lokocfg.vars`). */
+  varFiles?: string[];
+  /** Environment, for `LOKO_VAR_<name>` and `env()`; defaults to process.env. */
+  env?: Record<string, string | undefined>;
+}

@@ -1,0 +1,57 @@
+import type {
+  BgpConfig,
+  BgpConfigRequestInput,
+  CapacityCheck,
+  Device,
+  DeviceActionType,
+  DeviceCreateInput,
+  DeviceUpdateInput,
+  IPAssignment,
+  IPReservation,
+  IPReservationRequestInput,
+  Metro,
+  MetroCapacity,
+  OperatingSystem,
+  Plan,
+  Project,
+} from './types.js';
+
+/**
+ * The Metal API operations loko uses, one method per API call (paths in the doc comment of each
+ * implementation). Platform code depends on this interface so unit tests can put an in-memory
+ * fake behind it; everything else talks HTTP through `MetalClient`.
+ *
+ * Every method rejects with `MetalApiError` for API errors (status, API messages, method, path)
+ * and `MetalTransportError` when no HTTP answer could be obtained.
+ */
+export interface MetalApi {
+  getProject(projectId: string): Promise<Project>;
+  listProjects(): Promise<Project[]>;
+
+  /** All devices of the project carrying `tag` (follows pagination). */
+  listDevices(projectId: string, opts?: { tag?: string; hostname?: string }): Promise<Device[]>;
+  getDevice(deviceId: string): Promise<Device>;
+  createDevice(projectId: string, input: DeviceCreateInput): Promise<Device>;
+  updateDevice(deviceId: string, input: DeviceUpdateInput): Promise<Device>;
+  /** Resolves `'deleted'`, or `'absent'` when the API answered 404. */
+  deleteDevice(deviceId: string, opts?: { forceDelete?: boolean }): Promise<'deleted' | 'absent'>;
+  deviceAction(deviceId: string, type: DeviceActionType): Promise<void>;
+  getUserdata(deviceId: string): Promise<string>;
+
+  listIPReservations(projectId: string, opts?: { types?: string[] }): Promise<IPReservation[]>;
+  createIPReservation(projectId: string, input: IPReservationRequestInput): Promise<IPReservation>;
+  deleteIP(id: string): Promise<'deleted' | 'absent'>;
+  listDeviceIPs(deviceId: string): Promise<IPAssignment[]>;
+  assignIP(deviceId: string, address: string): Promise<IPAssignment>;
+
+  listMetros(): Promise<Metro[]>;
+  listPlans(): Promise<Plan[]>;
+  listOperatingSystems(): Promise<OperatingSystem[]>;
+  getMetroCapacity(): Promise<MetroCapacity>;
+  checkMetroCapacity(
+    servers: CapacityCheck[],
+  ): Promise<Array<CapacityCheck & { available: boolean }>>;
+
+  getBgpConfig(projectId: string): Promise<BgpConfig>;
+  requestBgpConfig(projectId: string, input: BgpConfigRequestInput): Promise<void>;
+}
