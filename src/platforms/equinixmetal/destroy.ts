@@ -1,0 +1,195 @@
+/**
+ * `cluster destroy` for Equinix Metal: find everything tagged `loko:cluster=<name>`, delete it in
+ * dependency order (devices, then IP reservations), treat 404 as done, wait until the devices are
+ * gone, and fail listing anything that remains. Re-runnable at any point.
+ */
+import pLimit from 'p-limit';
+import type { MetalApi } from '../../metal/api.js';
+import type { Device, IPReservation } from '../../metal/types.js';
+import type { Phase, PhaseIO, PhaseRunner } from '../../tasks/phase.js';
+import { LokoError } from '../../util/errors.js';
+import { isNotFound, isUnprocessable } from './api-errors.js';
+import { deleteDevices, settleAll } from './delete-devices.js';
+import type { Executor } from './executor.js';
+import { observe } from './observe.js';
+import { DEFAULT_POLL, systemClock, type Clock, type PollOptions } from './poll.js';
+import { clusterTag } from './tags.js';
+import type { WaitTarget } from './wait.js';
+
+/** What the cluster owns, found by tag. */
+export interface Inventory {
+  devices: Device[];
+  reservations: IPReservation[];
+}
+
+/** Shared state of the destroy phases. */
+export interface DestroyContext {
+  api: MetalApi;
+  executor: Executor;
+  clusterName: string;
+  projectId: string;
+  tag: string;
+  options: { parallelism: number; poll: Omit<PollOptions, 'clock' | 'signal'>; clock: Clock };
+  inventory?: Inventory;
+  /** What remained after the run (filled by the verify phase). */
+  leftovers?: Inventory;
+}
+
+/** Builds the context; options default to 10 parallel deletes and the standard poll timing. */
+export function createDestroyContext(input: {
+  api: MetalApi;
+  executor: Executor;
+  clusterName: string;
+  projectId: string;
+  options?: Partial<DestroyContext['options']>;
+}): DestroyContext {
+  return {
+    api: input.api,
+    executor: input.executor,
+    clusterName: input.clusterName,
+    projectId: input.projectId,
+    tag: clusterTag(input.clusterName),
+    options: { parallelism: 10, poll: DEFAULT_POLL, clock: systemClock, ...input.options },
+  };
+}
+
+/** Lists devices and IP reservations carrying the cluster tag (two list calls). */
+export async function takeInventory(
+  api: MetalApi,
+  projectId: string,
+  tag: string,
+): Promise<Inventory> {
+  const [{ devices }, reservations] = await Promise.all([
+    observe(api, projectId, tag),
+    api.listIPReservations(projectId),
+  ]);
+  return { devices, reservations: reservations.filter((r) => r.tags?.includes(tag)) };
+}
+
+/** True when the inventory holds nothing. */
+export function isEmpty(inv: Inventory): boolean {
+  return inv.devices.length === 0 && inv.reservations.length === 0;
+}
+
+export const inventoryPhase: Phase<DestroyContext> = {
+  title: 'Find what the cluster owns (by tag)',
+  async run(ctx, io) {
+    ctx.inventory = await takeInventory(ctx.api, ctx.projectId, ctx.tag);
+    io.progress.status(
+      `${ctx.inventory.devices.length} devices, ${ctx.inventory.reservations.length} IP reservations`,
+    );
+  },
+};
+
+export const deleteDevicesPhase: Phase<DestroyContext> = {
+  title: 'Delete devices',
+  skip: (ctx) => (ctx.inventory?.devices.length ? false : 'no devices'),
+  items: (ctx) =>
+    (ctx.inventory?.devices ?? []).map((d) => ({ key: d.hostname, title: d.hostname })),
+  async run(ctx, io) {
+    const targets = (ctx.inventory?.devices ?? []).map((d) => ({
+      deviceId: d.id,
+      hostname: d.hostname,
+      state: d.state,
+    }));
+    await deleteDevices(
+      { ...waitTarget(ctx, io), executor: ctx.executor, parallelism: ctx.options.parallelism },
+      targets,
+      'gone',
+    );
+  },
+};
+
+export const deleteReservationsPhase: Phase<DestroyContext> = {
+  title: 'Delete IP reservations',
+  skip: (ctx) => (ctx.inventory?.reservations.length ? false : 'no IP reservations'),
+  items: (ctx) =>
+    (ctx.inventory?.reservations ?? []).map((r) => ({ key: r.id, title: reservationLabel(r) })),
+  async run(ctx, io) {
+    const limit = pLimit(Math.max(1, ctx.options.parallelism));
+    await settleAll(
+      (ctx.inventory?.reservations ?? []).map((r) =>
+        limit(async () => {
+          io.progress.item(r.id, 'running', 'deleting');
+          try {
+            const res = await ctx.executor.execute({
+              kind: 'delete-ip-reservation',
+              id: r.id,
+              label: reservationLabel(r),
+            });
+            io.progress.item(r.id, 'done', res === 'absent' ? 'gone' : 'deleted');
+          } catch (err) {
+            // 422 (still assigned) is reported by the verify phase as a leftover, not a crash.
+            if (isUnprocessable(err) || isNotFound(err))
+              io.progress.item(r.id, 'failed', String((err as Error).message));
+            else throw err;
+          }
+        }),
+      ),
+    );
+  },
+};
+
+export const verifyPhase: Phase<DestroyContext> = {
+  title: 'Verify nothing is left',
+  skip: (ctx) => (ctx.executor.dryRun ? 'dry run' : false),
+  async run(ctx, io) {
+    const inv = await takeInventory(ctx.api, ctx.projectId, ctx.tag);
+    ctx.leftovers = inv;
+    if (!isEmpty(inv)) throw leftoverError(ctx.clusterName, inv);
+    io.progress.status('nothing left');
+  },
+};
+
+/** Phases before confirmation. */
+export const inventoryPhases: Phase<DestroyContext>[] = [inventoryPhase];
+/** Phases after confirmation, in dependency order. */
+export const destroyPhases: Phase<DestroyContext>[] = [
+  deleteDevicesPhase,
+  deleteReservationsPhase,
+  verifyPhase,
+];
+
+/**
+ * Runs the inventory, `confirm(inventory)` when there is something to delete, then the deletes.
+ * Rejects with a LokoError listing leftovers, InterruptedError, or API errors.
+ */
+export async function destroyCluster(
+  ctx: DestroyContext,
+  run: { runner: PhaseRunner; signal: AbortSignal; confirm?: (inv: Inventory) => Promise<void> },
+): Promise<DestroyContext> {
+  await run.runner.run(inventoryPhases, ctx, run.signal);
+  if (!ctx.inventory || isEmpty(ctx.inventory)) return ctx;
+  if (run.confirm) await run.confirm(ctx.inventory);
+  await run.runner.run(destroyPhases, ctx, run.signal);
+  return ctx;
+}
+
+/** The error for objects that could not be removed, one per line. */
+export function leftoverError(clusterName: string, inv: Inventory): LokoError {
+  const lines = [
+    ...inv.devices.map((d) => `device ${d.hostname} (${d.id}, ${d.state})`),
+    ...inv.reservations.map((r) => `IP reservation ${reservationLabel(r)} (${r.id})`),
+  ];
+  return new LokoError(
+    `destroy left ${lines.length} object${lines.length === 1 ? '' : 's'} of cluster "${clusterName}":\n  ${lines.join('\n  ')}`,
+    {
+      hint: 'Run `loko cluster destroy` again; devices still deprovisioning disappear on their own.',
+    },
+  );
+}
+
+/** `network/cidr`, e.g. `147.75.1.0/29`. */
+export function reservationLabel(r: IPReservation): string {
+  return `${r.network}/${r.cidr}`;
+}
+
+function waitTarget(ctx: DestroyContext, io: PhaseIO): WaitTarget {
+  return {
+    api: ctx.api,
+    projectId: ctx.projectId,
+    tag: ctx.tag,
+    poll: { ...ctx.options.poll, clock: ctx.options.clock, signal: io.signal },
+    progress: io.progress,
+  };
+}

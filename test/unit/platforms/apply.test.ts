@@ -1,0 +1,297 @@
+import { describe, expect, it } from 'vitest';
+import {
+  applyCluster,
+  applyPhases,
+  planPhases,
+} from '../../../src/platforms/equinixmetal/apply.js';
+import { DeviceFailedError } from '../../../src/platforms/equinixmetal/wait.js';
+import { createPlainRunner } from '../../../src/tasks/phase.js';
+import { InterruptedError, LokoError } from '../../../src/util/errors.js';
+import { FakeApiError, FakeMetal } from './fake-metal.js';
+import { cluster, pool } from './fixtures.js';
+import { applyCtx, recordingReporter } from './helpers.js';
+
+const runner = createPlainRunner();
+const signal = new AbortController().signal;
+
+describe('apply', () => {
+  it('creates every device, waits by listing (no per-device GETs) and summarises', async () => {
+    const api = new FakeMetal();
+    const ctx = await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(ctx.summary?.devices.map((d) => [d.hostname, d.state, d.role])).toEqual([
+      ['demo-controller-0', 'active', 'controller'],
+      ['demo-general-0', 'active', 'worker'],
+      ['demo-general-1', 'active', 'worker'],
+      ['demo-edge-0', 'active', 'worker'],
+    ]);
+    expect(ctx.summary?.devices.every((d) => d.publicIPv4?.startsWith('127.'))).toBe(true);
+    expect(api.calls.filter((c) => c === 'createDevice')).toHaveLength(4);
+    expect(api.calls).not.toContain('getDevice');
+    const lists = api.calls.filter((c) => c === 'listDevices').length;
+    expect(lists).toBeLessThan(10);
+  });
+
+  it('a second run changes nothing', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    const before = api.calls.length;
+    const ctx = await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(ctx.plan?.changes).toBe(false);
+    const after = api.calls.slice(before);
+    expect(
+      after.filter((c) => ['createDevice', 'updateDevice', 'deleteDevice'].includes(c)),
+    ).toEqual([]);
+  });
+
+  it('sends the create body from the desired device', async () => {
+    const api = new FakeMetal();
+    const ctx = applyCtx(api, cluster({ workerPools: [] }));
+    await applyCluster(ctx, { runner, signal });
+    const m = ctx.executor.recorded[0];
+    expect(m).toMatchObject({
+      kind: 'create-device',
+      tag: 'loko:cluster=demo',
+      input: {
+        hostname: 'demo-controller-0',
+        metro: 'sv',
+        plan: 'c3.small.x86',
+        operating_system: 'ubuntu_22_04',
+        billing_cycle: 'hourly',
+        tags: ['loko:cluster=demo', 'loko:role=controller', 'team:infra'],
+        ssh_keys: [{ key: 'ssh-ed25519 AAAAC3Nza alice@laptop', label: 'alice@laptop' }],
+      },
+    });
+  });
+
+  it('creates explicit reservations before next-available ones', async () => {
+    const api = new FakeMetal();
+    const c = cluster({
+      controllerCount: 1,
+      reservationIdsDefault: 'next-available',
+      workerPools: [pool('general', { count: 2, reservationIds: { 0: 'r-0', 1: 'r-1' } })],
+    });
+    const ctx = applyCtx(api, c);
+    await applyCluster(ctx, { runner, signal });
+    const order = ctx.executor.recorded.map((m) =>
+      m.kind === 'create-device' ? m.input.hardware_reservation_id : '',
+    );
+    expect(order).toEqual(['r-0', 'r-1', 'next-available']);
+  });
+
+  it('stops with the hostname and reason of a failed device; the re-run replaces it', async () => {
+    const api = new FakeMetal();
+    api.failHostnames.set('demo-general-1', 'no hardware passed burn-in');
+    const err = await applyCluster(applyCtx(api, cluster()), { runner, signal }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DeviceFailedError);
+    expect((err as Error).message).toContain('demo-general-1');
+    expect((err as Error).message).toContain('no hardware passed burn-in');
+
+    api.failHostnames.clear();
+    const ctx = await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(ctx.plan?.actions.find((a) => a.type !== 'noop')).toMatchObject({
+      type: 'replace',
+      reason: 'failed',
+      hostname: 'demo-general-1',
+    });
+    expect(ctx.summary?.devices.every((d) => d.state === 'active')).toBe(true);
+    expect(
+      api.live().filter((d) => d.hostname === 'demo-general-1' && d.state !== 'deprovisioning'),
+    ).toHaveLength(1);
+  });
+
+  it('refuses replacements without allowReplace, before changing anything', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    const c2 = cluster({
+      workerPools: [pool('general', { nodeType: 'm3.large.x86' }), pool('edge', { count: 1 })],
+    });
+    const before = api.calls.length;
+    const err = await applyCluster(applyCtx(api, c2), { runner, signal }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LokoError);
+    expect((err as LokoError).message).toContain(
+      'demo-general-0: plan c3.small.x86 -> m3.large.x86',
+    );
+    expect((err as LokoError).hint).toContain('--allow-replace');
+    expect(
+      api.calls.slice(before).filter((c) => c === 'createDevice' || c === 'deleteDevice'),
+    ).toEqual([]);
+
+    const ctx = await applyCluster(applyCtx(api, c2, { allowReplace: true }), { runner, signal });
+    expect(ctx.summary?.devices.filter((d) => d.plan === 'm3.large.x86')).toHaveLength(2);
+    const gen0 = api
+      .live()
+      .filter((d) => d.hostname === 'demo-general-0' && d.state !== 'deprovisioning');
+    expect(gen0).toHaveLength(1);
+  });
+
+  it('scales down by deleting the highest indexes', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster({ workerPools: [pool('general', { count: 4 })] })), {
+      runner,
+      signal,
+    });
+    const ctx = applyCtx(api, cluster({ workerPools: [pool('general', { count: 2 })] }));
+    await applyCluster(ctx, { runner, signal });
+    expect(ctx.executor.recorded.map((m) => m.kind === 'delete-device' && m.hostname)).toEqual([
+      'demo-general-2',
+      'demo-general-3',
+    ]);
+  });
+
+  it('waits for a still-provisioning device before deleting it (422 otherwise)', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster({ workerPools: [] })), { runner, signal });
+    api.seed(
+      {
+        hostname: 'demo-general-5',
+        tags: ['loko:cluster=demo', 'loko:role=worker', 'loko:pool=general'],
+      },
+      'provisioning',
+    );
+    const ctx = applyCtx(api, cluster({ workerPools: [] }));
+    await applyCluster(ctx, { runner, signal });
+    expect(ctx.executor.recorded.filter((m) => m.kind === 'delete-device')).toHaveLength(1);
+    expect(api.live().find((d) => d.hostname === 'demo-general-5')?.state).toBe('deprovisioning');
+  });
+
+  it('updates tags in place', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    const ctx = applyCtx(api, cluster({ tags: ['team:platform'] }));
+    await applyCluster(ctx, { runner, signal });
+    expect(ctx.executor.recorded.map((m) => m.kind)).toEqual([
+      'update-device',
+      'update-device',
+      'update-device',
+      'update-device',
+    ]);
+    expect(api.live().every((d) => d.tags.includes('team:platform'))).toBe(true);
+  });
+
+  it('adopts the device after an uncertain create instead of creating a duplicate', async () => {
+    const api = new FakeMetal();
+    let faults = 0;
+    api.createFault = (input) =>
+      input.hostname === 'demo-general-0' && faults++ === 0
+        ? { after: Object.assign(new Error('socket hang up'), { name: 'MetalTransportError' }) }
+        : undefined;
+    const ctx = await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(api.live().filter((d) => d.hostname === 'demo-general-0')).toHaveLength(1);
+    expect(ctx.summary?.devices.every((d) => d.state === 'active')).toBe(true);
+  });
+
+  it('retries a create only after re-listing proved it did not happen', async () => {
+    const api = new FakeMetal();
+    let faults = 0;
+    api.createFault = (input) =>
+      input.hostname === 'demo-edge-0' && faults++ === 0
+        ? { before: new FakeApiError(503, 'unavailable') }
+        : undefined;
+    await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(api.live().filter((d) => d.hostname === 'demo-edge-0')).toHaveLength(1);
+    expect(api.calls.filter((c) => c === 'createDevice')).toHaveLength(5);
+  });
+
+  it('does not retry a create the API rejected (422)', async () => {
+    const api = new FakeMetal();
+    api.createFault = (input) =>
+      input.hostname === 'demo-edge-0' ? { before: new FakeApiError(422, 'bad plan') } : undefined;
+    const err = await applyCluster(applyCtx(api, cluster()), { runner, signal }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as FakeApiError).status).toBe(422);
+    expect(api.calls.filter((c) => c === 'createDevice')).toHaveLength(4);
+  });
+
+  it('cancellation stops at the next safe point with InterruptedError; the re-run converges', async () => {
+    const api = new FakeMetal();
+    const ac = new AbortController();
+    const c = cluster({ workerPools: [pool('general', { count: 6 })] });
+    const ctx = applyCtx(api, c, { signal: ac.signal });
+    let creates = 0;
+    api.createFault = () => {
+      if (++creates === 3) ac.abort();
+      return undefined;
+    };
+    const err = await applyCluster(ctx, { runner, signal: ac.signal }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InterruptedError);
+    // In-flight creates finished; none started after the abort.
+    const created = api.live().length;
+    expect(created).toBeGreaterThanOrEqual(3);
+    expect(created).toBeLessThan(7);
+
+    api.createFault = undefined;
+    const again = await applyCluster(applyCtx(api, c), { runner, signal });
+    expect(again.summary?.devices.every((d) => d.state === 'active')).toBe(true);
+    const hostnames = api.live().map((d) => d.hostname);
+    expect(new Set(hostnames).size).toBe(hostnames.length);
+    expect(hostnames).toHaveLength(7);
+  });
+
+  it('reports per-device progress', async () => {
+    const api = new FakeMetal();
+    const reporter = recordingReporter();
+    await applyCluster(applyCtx(api, cluster()), { runner: createPlainRunner(reporter), signal });
+    expect(reporter.items.get('demo-edge-0')).toEqual({ state: 'done', detail: 'active' });
+  });
+});
+
+describe('executor chokepoint', () => {
+  /** A cluster in a state that needs every kind of mutation. */
+  function messyFake(): FakeMetal {
+    const api = new FakeMetal();
+    const t = (pool: string) => [
+      'loko:cluster=demo',
+      'loko:role=worker',
+      `loko:pool=${pool}`,
+      'team:infra',
+    ];
+    api.seed({
+      hostname: 'demo-controller-0',
+      tags: ['loko:cluster=demo', 'loko:role=controller'],
+    }); // tag drift
+    api.seed({ hostname: 'demo-general-0', tags: t('general'), plan: { slug: 'm3.large.x86' } }); // replace
+    api.seed({ hostname: 'demo-general-1', tags: t('general') }, 'failed'); // replace (failed)
+    api.seed({ hostname: 'demo-general-2', tags: t('general') }); // scale down
+    api.seed({ hostname: 'demo-old-0', tags: t('old') }); // removed pool
+    return api;
+  }
+
+  it('dry-run records exactly the mutations apply performs, and calls no mutating API', async () => {
+    const dryApi = messyFake();
+    const dry = applyCtx(dryApi, cluster(), { dryRun: true, allowReplace: true });
+    await runner.run([...planPhases, ...applyPhases], dry, signal);
+    expect(
+      dryApi.calls.filter((c) => ['createDevice', 'updateDevice', 'deleteDevice'].includes(c)),
+    ).toEqual([]);
+
+    const liveApi = messyFake();
+    const live = applyCtx(liveApi, cluster(), { allowReplace: true });
+    await runner.run([...planPhases, ...applyPhases], live, signal);
+
+    const norm = (ms: typeof dry.executor.recorded) => ms.map((m) => JSON.stringify(m));
+    expect(norm(dry.executor.recorded)).toEqual(norm(live.executor.recorded));
+    expect(
+      dry.executor.recorded.map(
+        (m) =>
+          `${m.kind} ${'hostname' in m ? m.hostname : m.kind === 'create-device' ? m.input.hostname : ''}`,
+      ),
+    ).toEqual([
+      'update-device demo-controller-0',
+      'delete-device demo-general-2',
+      'delete-device demo-old-0',
+      'delete-device demo-general-0',
+      'delete-device demo-general-1',
+      'create-device demo-general-0',
+      'create-device demo-general-1',
+      'create-device demo-edge-0',
+    ]);
+    // Every API mutation of the live run went through the executor.
+    const liveMutations = liveApi.calls.filter((c) =>
+      ['createDevice', 'updateDevice', 'deleteDevice'].includes(c),
+    );
+    expect(liveMutations).toHaveLength(live.executor.recorded.length);
+  });
+});

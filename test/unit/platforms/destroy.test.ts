@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { applyCluster } from '../../../src/platforms/equinixmetal/apply.js';
+import {
+  createDestroyContext,
+  destroyCluster,
+} from '../../../src/platforms/equinixmetal/destroy.js';
+import { createExecutor } from '../../../src/platforms/equinixmetal/executor.js';
+import { createPlainRunner } from '../../../src/tasks/phase.js';
+import { LokoError } from '../../../src/util/errors.js';
+import { FakeMetal } from './fake-metal.js';
+import { cluster } from './fixtures.js';
+import { applyCtx, fastPoll } from './helpers.js';
+
+const runner = createPlainRunner();
+const signal = new AbortController().signal;
+
+function destroyCtx(api: FakeMetal, opts: { timeoutMs?: number } = {}) {
+  return createDestroyContext({
+    api,
+    executor: createExecutor({ api }),
+    clusterName: 'demo',
+    projectId: 'p',
+    options: {
+      clock: api.clock,
+      poll: { ...fastPoll, timeoutMs: opts.timeoutMs ?? fastPoll.timeoutMs },
+    },
+  });
+}
+
+describe('destroy', () => {
+  it('deletes devices then tagged IP reservations, waits until gone, and is re-runnable', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    api.seed({ hostname: 'other-controller-0', tags: ['loko:cluster=other'] });
+    api.reservations.push(
+      {
+        id: 'r1',
+        type: 'public_ipv4',
+        address_family: 4,
+        network: '147.75.1.0',
+        cidr: 29,
+        public: true,
+        management: false,
+        tags: ['loko:cluster=demo'],
+      },
+      {
+        id: 'r2',
+        type: 'public_ipv4',
+        address_family: 4,
+        network: '147.75.2.0',
+        cidr: 29,
+        public: true,
+        management: false,
+        tags: ['loko:cluster=other'],
+      },
+    );
+    let confirmed = 0;
+    const ctx = await destroyCluster(destroyCtx(api), {
+      runner,
+      signal,
+      confirm: async (inv) => {
+        confirmed++;
+        expect(inv.devices).toHaveLength(4);
+        expect(inv.reservations.map((r) => r.id)).toEqual(['r1']);
+      },
+    });
+    expect(confirmed).toBe(1);
+    expect(ctx.leftovers).toEqual({ devices: [], reservations: [] });
+    expect(api.live().map((d) => d.hostname)).toEqual(['other-controller-0']);
+    expect(api.reservations.map((r) => r.id)).toEqual(['r2']);
+    const kinds = ctx.executor.recorded.map((m) => m.kind);
+    expect(kinds.lastIndexOf('delete-device')).toBeLessThan(kinds.indexOf('delete-ip-reservation'));
+
+    // Nothing left: no confirmation, no mutation.
+    const again = await destroyCluster(destroyCtx(api), {
+      runner,
+      signal,
+      confirm: async () => void confirmed++,
+    });
+    expect(confirmed).toBe(1);
+    expect(again.executor.recorded).toEqual([]);
+  });
+
+  it('waits for provisioning devices to settle before deleting them', async () => {
+    const api = new FakeMetal();
+    api.seed({ hostname: 'demo-controller-0', tags: ['loko:cluster=demo'] }, 'provisioning');
+    const ctx = await destroyCluster(destroyCtx(api), { runner, signal });
+    expect(api.live()).toEqual([]);
+    expect(ctx.executor.recorded).toHaveLength(1);
+    expect(api.calls.filter((c) => c === 'deleteDevice')).toHaveLength(1);
+  });
+
+  it('fails listing what remains when the budget runs out', async () => {
+    const api = new FakeMetal();
+    api.deprovisionMs = 10 * 60_000;
+    api.seed({ hostname: 'demo-controller-0', tags: ['loko:cluster=demo'] });
+    const err = await destroyCluster(destroyCtx(api, { timeoutMs: 5_000 }), {
+      runner,
+      signal,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LokoError);
+    expect((err as Error).message).toMatch(
+      /destroy left 1 object of cluster "demo":\n {2}device demo-controller-0 \(dev-1, deprovisioning\)/,
+    );
+  });
+
+  it('treats 404 on delete as done', async () => {
+    const api = new FakeMetal();
+    const d = api.seed({ hostname: 'demo-controller-0', tags: ['loko:cluster=demo'] });
+    const ctx = destroyCtx(api);
+    ctx.inventory = { devices: [d], reservations: [] };
+    api.devicesById.clear();
+    const { deleteDevicesPhase } = await import('../../../src/platforms/equinixmetal/destroy.js');
+    await createPlainRunner().run([deleteDevicesPhase], ctx, signal);
+    expect(ctx.executor.recorded).toHaveLength(1);
+  });
+});
