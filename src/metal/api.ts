@@ -3,12 +3,15 @@ import type {
   BgpConfigRequestInput,
   CapacityCheck,
   Device,
+  DeviceActionOptions,
   DeviceActionType,
   DeviceCreateInput,
   DeviceUpdateInput,
   IPAssignment,
   IPReservation,
   IPReservationRequestInput,
+  IncludeOptions,
+  ListDevicesOptions,
   Metro,
   MetroCapacity,
   OperatingSystem,
@@ -29,13 +32,13 @@ export interface MetalApi {
   listProjects(): Promise<Project[]>;
 
   /** All devices of the project carrying `tag` (follows pagination). */
-  listDevices(projectId: string, opts?: { tag?: string; hostname?: string }): Promise<Device[]>;
-  getDevice(deviceId: string): Promise<Device>;
+  listDevices(projectId: string, opts?: ListDevicesOptions): Promise<Device[]>;
+  getDevice(deviceId: string, opts?: IncludeOptions): Promise<Device>;
   createDevice(projectId: string, input: DeviceCreateInput): Promise<Device>;
   updateDevice(deviceId: string, input: DeviceUpdateInput): Promise<Device>;
   /** Resolves `'deleted'`, or `'absent'` when the API answered 404. */
   deleteDevice(deviceId: string, opts?: { forceDelete?: boolean }): Promise<'deleted' | 'absent'>;
-  deviceAction(deviceId: string, type: DeviceActionType): Promise<void>;
+  deviceAction(deviceId: string, type: DeviceActionType, opts?: DeviceActionOptions): Promise<void>;
   getUserdata(deviceId: string): Promise<string>;
 
   listIPReservations(projectId: string, opts?: { types?: string[] }): Promise<IPReservation[]>;

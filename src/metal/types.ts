@@ -145,7 +145,12 @@ export interface DeviceCreateInput {
   customdata?: Record<string, unknown>;
   tags?: string[];
   hardware_reservation_id?: string;
-  ip_addresses?: Array<{ address_family: 4 | 6; public: boolean; cidr?: number; ip_reservations?: string[] }>;
+  ip_addresses?: Array<{
+    address_family: 4 | 6;
+    public: boolean;
+    cidr?: number;
+    ip_reservations?: string[];
+  }>;
   ssh_keys?: Array<{ key?: string; label?: string }>;
   no_ssh_keys?: boolean;
   locked?: boolean;
@@ -226,3 +231,29 @@ export interface CapacityCheck {
   plan: string;
   quantity: number;
 }
+
+/** `include` / `exclude` query parameters (comma-joined on the wire). */
+export interface IncludeOptions {
+  include?: string[];
+  exclude?: string[];
+}
+
+/** Filters of GET /projects/{id}/devices that loko uses. */
+export interface ListDevicesOptions extends IncludeOptions {
+  tag?: string;
+  /** Partial match, per the API. */
+  hostname?: string;
+}
+
+/** DeviceActionInput (POST /devices/{id}/actions) besides `type`. */
+export interface DeviceActionOptions {
+  force_delete?: boolean;
+  /** `reinstall` only. */
+  deprovision_fast?: boolean;
+  preserve_data?: boolean;
+  operating_system?: string;
+  ipxe_script_url?: string;
+}
+
+/** One entry of the POST /capacity/metros answer. */
+export type CapacityCheckResult = CapacityCheck & { available: boolean };
