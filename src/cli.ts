@@ -1,4 +1,260 @@
-/** Placeholder until the commander tree lands. */
-export async function main(_argv: string[]): Promise<number> {
-  return 0;
+/**
+ * The CLI: `createProgram(deps)` builds the commander tree with the global flags; `main(argv)`
+ * runs it and maps every error to a message and an exit code in one handler. Heavy modules
+ * (config parser, Metal client, emulator, listr2) load inside action handlers so `loko --help`
+ * stays fast.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { clusterApplyCommand } from './commands/cluster/apply.js';
+import { clusterDestroyCommand } from './commands/cluster/destroy.js';
+import { clusterPlanCommand } from './commands/cluster/plan.js';
+import { configValidateCommand } from './commands/config/validate.js';
+import { emulatorStartCommand } from './commands/emulator/start.js';
+import type { CommandContext, GlobalOptions, RunAction } from './commands/shared/context.js';
+import { versionCommand } from './commands/version.js';
+import { createOutputHost, type OutputHost, type Streams } from './tasks/output.js';
+import { trapInterrupts } from './tasks/signals.js';
+import { ExitCode, InterruptedError, LokoError } from './util/errors.js';
+import { version } from './version.js';
+
+/** What the CLI needs from the process; tests pass in-memory streams. */
+export interface CliDeps {
+  streams: Streams;
+  cwd: string;
+  /** Exit for the second Ctrl-C (default `process.exit`). */
+  exit?: (code: number) => void;
+}
+
+/** The real process's streams, environment and working directory. */
+export function processDeps(): CliDeps {
+  return {
+    streams: {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    },
+    cwd: process.cwd(),
+  };
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/**
+ * Builds the command tree. `setExitCode` receives each action's exit code (commander actions
+ * cannot return one).
+ */
+export function createProgram(deps: CliDeps, setExitCode: (code: number) => void): Command {
+  const { streams } = deps;
+
+  const runAction: RunAction = (body) => async (opts, cmd) => {
+    const globals = cmd.optsWithGlobals() as unknown as GlobalOptions;
+    const host = createOutputHost(streams, {
+      format: globals.output,
+      noColor: !globals.color,
+      debug: globals.debug,
+    });
+    const controller = new AbortController();
+    const untrap = trapInterrupts({
+      controller,
+      exit: deps.exit,
+      onFirst: () =>
+        host.warn('interrupted: stopping at the next safe point (press Ctrl-C again to exit now)'),
+    });
+    const ctx: CommandContext = {
+      globals,
+      host,
+      signal: controller.signal,
+      cwd: deps.cwd,
+      env: streams.env,
+    };
+    try {
+      setExitCode(await body(ctx, opts));
+    } catch (err) {
+      setExitCode(await reportError(err, host, deps.cwd));
+    } finally {
+      untrap();
+    }
+  };
+
+  const program = new Command('loko')
+    .description(
+      'Kubernetes clusters on Equinix Metal, from an HCL configuration (with a built-in Metal API emulator)',
+    )
+    .option('-c, --config <dir|file>', 'configuration directory (all *.lokocfg) or one file', '.')
+    .option('--var <name=value>', 'set a configuration variable (repeatable)', collect, [])
+    .option(
+      '--var-file <file>',
+      'read variables from an HCL file like lokocfg.vars (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--api-url <url>',
+      'Metal API base URL (default: $METAL_API_URL; token from $METAL_AUTH_TOKEN)',
+    )
+    .option(
+      '--emulator',
+      'run against an embedded Metal API emulator (state in <asset_dir>/emulator)',
+      false,
+    )
+    .addOption(
+      new Option('-o, --output <format>', 'output format')
+        .choices(['text', 'json'])
+        .default('text'),
+    )
+    .option('--no-color', 'disable colours (also: NO_COLOR=1)')
+    .option('--debug', 'print debug logs and stack traces', false)
+    .option('--yes', 'confirm changes and deletions without asking', false)
+    .version(version(), '-V, --version', 'print the version')
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (s) => void streams.stdout.write(s),
+      writeErr: (s) => void streams.stderr.write(s),
+    })
+    .exitOverride()
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  loko cluster apply -c examples/quickstart --emulator --yes',
+        '  loko cluster plan -c examples/quickstart --emulator; echo "exit $?"   # 0 = no changes, 2 = changes',
+        '  loko cluster destroy -c examples/quickstart --emulator --yes',
+        '',
+        'Exit codes: 0 success, 1 error, 2 changes pending (cluster plan), 130 interrupted.',
+      ].join('\n'),
+    );
+
+  const cluster = new Command('cluster').description(
+    "plan, create and destroy the cluster's machines",
+  );
+  cluster.addCommand(clusterPlanCommand(runAction));
+  cluster.addCommand(clusterApplyCommand(runAction));
+  cluster.addCommand(clusterDestroyCommand(runAction));
+  const config = new Command('config').description('work with the configuration');
+  config.addCommand(configValidateCommand(runAction));
+  const emulator = new Command('emulator').description('the Metal API emulator');
+  emulator.addCommand(emulatorStartCommand(runAction));
+
+  for (const group of [cluster, config, emulator]) program.addCommand(group);
+  program.addCommand(versionCommand(runAction));
+  // Subcommands inherit output handling so their errors and help go to our streams too.
+  for (const cmd of allCommands(program)) {
+    cmd.exitOverride().configureOutput({
+      writeOut: (s) => void streams.stdout.write(s),
+      writeErr: (s) => void streams.stderr.write(s),
+    });
+  }
+  return program;
+}
+
+function allCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+/** Runs the CLI with `argv` (as `process.argv`: node, script, args...). Resolves the exit code. */
+export async function main(argv: string[], deps: CliDeps = processDeps()): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  const program = createProgram(deps, (code) => (exitCode = code));
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    const host = createOutputHost(deps.streams, {
+      format: 'text',
+      noColor: false,
+      debug: argv.includes('--debug'),
+    });
+    return reportError(err, host, deps.cwd);
+  }
+  return exitCode;
+}
+
+/**
+ * The one error handler: prints the error for people on stderr (and, with `-o json`, an
+ * `{"error":…}` document on stdout if no result was printed) and returns the exit code.
+ * Stack traces only with `--debug`. Never prints the API token (errors do not carry it).
+ */
+export async function reportError(err: unknown, host: OutputHost, cwd: string): Promise<number> {
+  const { diagnostics, message, hint, exitCode } = await describeError(err, host, cwd);
+  for (const d of diagnostics) host.info(d);
+  host.error(message);
+  if (hint) host.info(`${host.color.dim('hint:')} ${hint}`);
+  if (host.debugEnabled && err instanceof Error && err.stack) host.debug(err.stack);
+  if (host.format === 'json' && !host.jsonWritten) {
+    host.json({ error: { message, ...(hint ? { hint } : {}), exitCode } });
+  }
+  return exitCode;
+}
+
+async function describeError(
+  err: unknown,
+  host: OutputHost,
+  cwd: string,
+): Promise<{ diagnostics: string[]; message: string; hint?: string; exitCode: number }> {
+  if (err instanceof InterruptedError) {
+    return {
+      diagnostics: [],
+      message: 'interrupted: stopped at a safe point',
+      hint: 'Run the same command again; it continues from what exists and creates nothing twice.',
+      exitCode: ExitCode.interrupted,
+    };
+  }
+  if (err instanceof LokoError) {
+    const list = (err as { diagnostics?: unknown }).diagnostics;
+    let diagnostics: string[] = [];
+    if (Array.isArray(list) && list.length > 0) {
+      const { formatDiagnostic } = await import('./config/index.js');
+      diagnostics = list.map((d) => formatDiagnostic(d, { cwd, color: host.color.level > 0 }));
+      // The diagnostics already carry each problem; the message says how many.
+      const n = list.length;
+      return {
+        diagnostics,
+        message:
+          err.name === 'PreflightError'
+            ? `preflight found ${n} problem${n === 1 ? '' : 's'} in the configuration`
+            : err.message,
+        hint: err.hint,
+        exitCode: err.exitCode,
+      };
+    }
+    return { diagnostics, message: err.message, hint: err.hint, exitCode: err.exitCode };
+  }
+  if (err instanceof Error && err.name === 'MetalApiError') {
+    const e = err as Error & { status: number; requestId?: string };
+    return {
+      diagnostics: [],
+      message: `the Metal API refused ${e.message}${e.requestId ? ` (request id ${e.requestId})` : ''}`,
+      hint: apiHint(e.status),
+      exitCode: ExitCode.error,
+    };
+  }
+  if (err instanceof Error && err.name === 'MetalTransportError') {
+    return {
+      diagnostics: [],
+      message: `cannot reach the Metal API: ${err.message}`,
+      hint: 'Check --api-url / METAL_API_URL and the network, or use --emulator for a local run.',
+      exitCode: ExitCode.error,
+    };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return {
+    diagnostics: [],
+    message,
+    hint: host.debugEnabled ? undefined : 'rerun with --debug for details',
+    exitCode: ExitCode.error,
+  };
+}
+
+function apiHint(status: number): string | undefined {
+  if (status === 401) return 'The API key was not accepted: check METAL_AUTH_TOKEN.';
+  if (status === 403)
+    return "The API key has no access to this project: check project_id and the key's scope.";
+  if (status === 404)
+    return 'The object does not exist (any more); check project_id, or run the command again.';
+  if (status === 422) return 'The API rejected the request; the messages above say why.';
+  if (status === 429 || status >= 500)
+    return 'The API is busy or failing; run the command again in a moment: it creates nothing twice.';
+  return undefined;
 }

@@ -1,0 +1,48 @@
+/**
+ * `loko cluster plan`: read the cluster's devices by tag, run preflight, print what apply would do.
+ * Exit 2 when changes are pending, 0 when none (Terraform's -detailed-exitcode).
+ */
+import { Command } from 'commander';
+import { ExitCode } from '../../util/errors.js';
+import type { RunAction } from '../shared/context.js';
+
+/** Defines the command. */
+export function clusterPlanCommand(runAction: RunAction): Command {
+  return new Command('plan')
+    .description(
+      'show what `cluster apply` would change (exit 2 when changes are pending, 0 when none)',
+    )
+    .option('--allow-replace', 'mark replacements as allowed in the output', false)
+    .action(
+      runAction<{ allowReplace: boolean }>(async (ctx, opts) => {
+        const { withClusterSession } = await import('../shared/session.js');
+        const { createRunner, pollFor } = await import('../shared/runner.js');
+        const { planLines, planJson } = await import('../shared/render-plan.js');
+        const p = await import('../../platforms/equinixmetal/index.js');
+
+        return withClusterSession(
+          ctx,
+          'loko cluster plan',
+          'emulator',
+          async ({ cluster, result, metal }) => {
+            const executor = p.createExecutor({ api: metal.api, dryRun: true, signal: ctx.signal });
+            const actx = p.createApplyContext({
+              api: metal.api,
+              cluster,
+              sources: result.sources,
+              executor,
+              options: { allowReplace: opts.allowReplace, poll: pollFor(metal.timeScale) },
+            });
+            const runner = await createRunner(ctx);
+            await runner.run(p.planPhases, actx, ctx.signal);
+            const plan = actx.plan!;
+            if (ctx.host.format === 'json') ctx.host.json(planJson(plan));
+            else
+              for (const line of planLines(plan, ctx.host.colorOut, opts.allowReplace))
+                ctx.host.out(line);
+            return plan.changes ? ExitCode.changesPending : ExitCode.ok;
+          },
+        );
+      }),
+    );
+}

@@ -1,0 +1,99 @@
+/**
+ * `loko emulator start`: run the Metal API emulator in the foreground until SIGINT/SIGTERM, then
+ * close it (persisting `--state`). Prints the URL and an `export` line for METAL_API_URL and
+ * METAL_AUTH_TOKEN on stderr; the token is a secret of this local emulator only, which is why it
+ * may be shown here and nowhere else.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import path from 'node:path';
+import { ExitCode } from '../../util/errors.js';
+import type { RunAction } from '../shared/context.js';
+
+interface StartFlags {
+  port: number;
+  state?: string;
+  readyFile?: string;
+  timeScale: number;
+  rateLimit?: number;
+  projectId?: string;
+}
+
+function number(flag: string, min: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min)
+      throw new InvalidArgumentError(`${flag} must be a number >= ${min}`);
+    return n;
+  };
+}
+
+/** Defines the command. */
+export function emulatorStartCommand(runAction: RunAction): Command {
+  return new Command('start')
+    .description('run the Metal API emulator in the foreground (Ctrl-C stops it)')
+    .option('--port <port>', 'TCP port on 127.0.0.1 (0 picks a free one)', number('--port', 0), 0)
+    .option(
+      '--state <file>',
+      'state file to restore from and save to (default: fresh seed, not saved)',
+    )
+    .option('--ready-file <file>', 'write {"url","token","projectId"} to this file once serving')
+    .option(
+      '--time-scale <x>',
+      'speed of the emulated clock (10 = ten times faster)',
+      number('--time-scale', 0.001),
+      1,
+    )
+    .option(
+      '--rate-limit <rps>',
+      'answer 429 beyond this many requests per second',
+      number('--rate-limit', 1),
+    )
+    .option('--project-id <uuid>', "id of the seeded project (e.g. your config's project_id)")
+    .action(
+      runAction<StartFlags>(async (ctx, opts) => {
+        const { startEmulator, writeReadyFile } = await import('../../emulator/index.js');
+        const running = await startEmulator({
+          port: opts.port,
+          statePath: opts.state ? path.resolve(ctx.cwd, opts.state) : undefined,
+          projectId: opts.projectId,
+          timeScale: opts.timeScale,
+          rateLimitPerSecond: opts.rateLimit,
+          logger: { info: (msg: string) => ctx.host.info(msg) },
+        });
+        try {
+          if (opts.readyFile) await writeReadyFile(path.resolve(ctx.cwd, opts.readyFile), running);
+          if (ctx.host.format === 'json') {
+            ctx.host.json({
+              url: running.url,
+              controlUrl: running.controlUrl,
+              token: running.token,
+              projectId: running.projectId,
+            });
+          }
+          ctx.host.info(`Project: ${running.projectId}`);
+          ctx.host.info('Use it from another shell:');
+          ctx.host.info(`  export METAL_API_URL=${running.url} METAL_AUTH_TOKEN=${running.token}`);
+          ctx.host.info('Press Ctrl-C to stop.');
+          await stopped(ctx.signal);
+          ctx.host.info('Stopping the emulator...');
+        } finally {
+          await running.close();
+        }
+        return ExitCode.ok;
+      }),
+    );
+}
+
+/** Resolves on the run's abort (first Ctrl-C) or SIGTERM. */
+function stopped(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      process.off('SIGTERM', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    if (signal.aborted) return resolve();
+    signal.addEventListener('abort', done);
+    process.on('SIGTERM', done);
+  });
+}

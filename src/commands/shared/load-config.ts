@@ -1,0 +1,68 @@
+/**
+ * Loading the configuration for a command: `-c`, `--var`, `--var-file`, `LOKO_VAR_*`; warnings
+ * are printed, errors become a {@link ConfigError} carrying every diagnostic.
+ */
+import path from 'node:path';
+import type { ClusterConfig, LoadResult } from '../../config/types.js';
+import { LokoError } from '../../util/errors.js';
+import type { CommandContext } from './context.js';
+import { ConfigError } from './errors.js';
+
+/** Parses repeated `--var name=value` flags. Throws a LokoError naming the bad flag. */
+export function parseVars(values: string[]): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    const name = eq > 0 ? v.slice(0, eq).trim() : '';
+    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name)) {
+      throw new LokoError(`--var "${v}": expected name=value`, {
+        hint: 'For example: --var cluster_name=demo',
+      });
+    }
+    vars[name] = v.slice(eq + 1);
+  }
+  return vars;
+}
+
+/** Loads the configuration without failing on errors (for `config validate`). */
+export async function loadRaw(ctx: CommandContext): Promise<LoadResult> {
+  const { loadConfig } = await import('../../config/index.js');
+  return loadConfig({
+    path: path.resolve(ctx.cwd, ctx.globals.config),
+    vars: parseVars(ctx.globals.var),
+    varFiles: ctx.globals.varFile.map((f) => path.resolve(ctx.cwd, f)),
+    env: ctx.env,
+  });
+}
+
+/**
+ * Loads the configuration and requires a valid `cluster` block. Prints warnings to stderr.
+ * Throws ConfigError when there are errors.
+ */
+export async function loadClusterConfig(
+  ctx: CommandContext,
+): Promise<{ cluster: ClusterConfig; result: LoadResult }> {
+  const result = await loadRaw(ctx);
+  const errors = result.diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0 || !result.cluster) {
+    if (errors.length === 0) {
+      throw new LokoError(`no cluster block found in ${ctx.globals.config}`, {
+        hint: 'Add a `cluster "equinixmetal" { ... }` block (see examples/quickstart/cluster.lokocfg).',
+      });
+    }
+    throw new ConfigError(result.diagnostics);
+  }
+  await printDiagnostics(ctx, result.diagnostics);
+  return { cluster: result.cluster, result };
+}
+
+/** Prints diagnostics to stderr with file:line:col, relative to the working directory. */
+export async function printDiagnostics(
+  ctx: CommandContext,
+  diagnostics: LoadResult['diagnostics'],
+): Promise<void> {
+  if (diagnostics.length === 0) return;
+  const { formatDiagnostic } = await import('../../config/index.js');
+  const color = ctx.host.color.level > 0;
+  for (const d of diagnostics) ctx.host.info(formatDiagnostic(d, { cwd: ctx.cwd, color }));
+}
