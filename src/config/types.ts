@@ -50,6 +50,8 @@ export interface WorkerPoolConfig {
   nodeType: string;
   /** Metro code (lowercase), defaulted from the cluster's metro. */
   metro: string;
+  /** Legacy `facility` of this pool, kept for messages; devices are always created by metro. */
+  facility?: string;
   /** Operating-system slug, defaulted from the cluster's `os`. */
   os: string;
   labels: Record<string, string>;

@@ -1,0 +1,232 @@
+/**
+ * Named validation rules that look inside map keys or relate several values: Kubernetes labels and
+ * taints, user tags, and lokoctl's hardware-reservation rules.
+ */
+import type { Attribute } from './ast.js';
+import { DiagnosticSink, formatPosition } from './diagnostics.js';
+import { keyRange, valueRange } from './decode.js';
+import type { SourceRange, Taint } from './types.js';
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Why `key` is not a valid Kubernetes label (or taint) key, or undefined. */
+export function labelKeyProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return `"${key}" has more than one "/"; a key is [prefix/]name.`;
+  const name = parts[parts.length - 1]!;
+  const prefix = parts.length === 2 ? parts[0]! : undefined;
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
+    return `The prefix "${prefix}" must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253 characters).`;
+  }
+  if (name.length > 63 || !LABEL_NAME.test(name)) {
+    return `The name "${name}" must be at most 63 characters of letters, digits, "-", "_" and ".", starting and ending with a letter or digit.`;
+  }
+  return undefined;
+}
+
+/** Why `value` is not a valid Kubernetes label value, or undefined. */
+export function labelValueProblem(value: string): string | undefined {
+  if (value === '') return undefined;
+  if (value.length > 63 || !LABEL_NAME.test(value)) {
+    return `"${value}" must be empty or at most 63 characters of letters, digits, "-", "_" and ".", starting and ending with a letter or digit.`;
+  }
+  return undefined;
+}
+
+/** Keys in kubernetes.io / k8s.io namespaces that the NodeRestriction admission lets a kubelet set. */
+const KUBELET_ALLOWED = new Set([
+  'kubernetes.io/hostname',
+  'kubernetes.io/arch',
+  'kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/instance-type',
+  'node.kubernetes.io/instance-type',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
+]);
+
+/**
+ * Why a kubelet may not register a node with this label, or undefined. Node labels are passed to
+ * the kubelet, which refuses to start with labels in the kubernetes.io / k8s.io namespaces
+ * (NodeRestriction), and loko owns the loko.dev namespace.
+ */
+export function nodeLabelProblem(key: string): string | undefined {
+  const prefix = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
+  const under = (ns: string): boolean => prefix === ns || prefix.endsWith(`.${ns}`);
+  if (prefix === 'loko.dev' || prefix.endsWith('.loko.dev')) {
+    return `Labels under loko.dev/ are set by loko (e.g. loko.dev/bgp-enabled follows disable_bgp); choose another prefix.`;
+  }
+  if ((under('kubernetes.io') || under('k8s.io')) && !KUBELET_ALLOWED.has(key)) {
+    if (under('kubelet.kubernetes.io') || under('node.kubernetes.io')) return undefined;
+    return `A kubelet may not set labels in the kubernetes.io or k8s.io namespaces (NodeRestriction admission), so "${key}" would keep nodes from registering. Use your own prefix, e.g. "example.com/role", or a node.kubernetes.io/ key.`;
+  }
+  return undefined;
+}
+
+/** Validates a pool's `labels` map; reports each bad entry at its key or value. */
+export function checkLabels(
+  labels: Record<string, string>,
+  attr: Attribute | undefined,
+  path: string,
+  fallback: SourceRange,
+  sink: DiagnosticSink,
+): boolean {
+  let ok = true;
+  for (const [k, v] of Object.entries(labels)) {
+    const keyProblem = labelKeyProblem(k) ?? nodeLabelProblem(k);
+    if (keyProblem) {
+      sink.error(`Invalid label key "${k}" in ${path}`, keyProblem, keyRange(attr, k, fallback));
+      ok = false;
+    }
+    const valueProblem = labelValueProblem(v);
+    if (valueProblem) {
+      sink.error(
+        `Invalid label value for "${k}" in ${path}`,
+        valueProblem,
+        valueRange(attr, k, fallback),
+      );
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+/** Parses `taints = { key = "value:Effect" }` (formats already checked by the spec) into taints. */
+export function parseTaints(
+  taints: Record<string, string>,
+  attr: Attribute | undefined,
+  path: string,
+  fallback: SourceRange,
+  sink: DiagnosticSink,
+): Taint[] {
+  const out: Taint[] = [];
+  for (const [key, raw] of Object.entries(taints)) {
+    const keyProblem = labelKeyProblem(key);
+    if (keyProblem) {
+      sink.error(
+        `Invalid taint key "${key}" in ${path}`,
+        keyProblem,
+        keyRange(attr, key, fallback),
+      );
+      continue;
+    }
+    const at = raw.lastIndexOf(':');
+    out.push({ key, value: raw.slice(0, at), effect: raw.slice(at + 1) as Taint['effect'] });
+  }
+  return out;
+}
+
+/**
+ * User tags map -> sorted `key:value` strings. Tags starting with `loko` are refused: loko finds
+ * the resources it owns by `loko:` tags, so a user tag could make it adopt or delete devices.
+ */
+export function userTags(
+  tags: Record<string, string>,
+  attr: Attribute | undefined,
+  path: string,
+  fallback: SourceRange,
+  sink: DiagnosticSink,
+): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(tags)) {
+    if (k === '' || /^loko(:|$)/i.test(k)) {
+      sink.error(
+        `Invalid tag key "${k}" in ${path}`,
+        k === ''
+          ? 'Tag keys cannot be empty.'
+          : 'Tags starting with "loko:" are reserved: loko finds the resources it owns by them.',
+        keyRange(attr, k, fallback),
+      );
+      continue;
+    }
+    out.push(`${k}:${v}`);
+  }
+  return out.sort();
+}
+
+/** The reservation attributes of one block, as decoded. */
+export interface ReservationInput {
+  role: 'controller' | 'worker';
+  /** `cluster` or `worker_pool "web"`, for messages. */
+  where: string;
+  /** Name of the count attribute in messages (`controller_count` or `count`). */
+  countName: string;
+  count: number | undefined;
+  ids: Record<string, string>;
+  idsAttr: Attribute | undefined;
+  dflt: string;
+  dfltAttr: Attribute | undefined;
+  header: SourceRange;
+}
+
+/**
+ * lokoctl's reservation rules that relate several values: not both `reservation_ids` and
+ * `reservation_ids_default`, and every index 0..count-1 present exactly once (key format and UUID
+ * values are spec checks). Returns index -> UUID.
+ */
+export function checkReservations(
+  r: ReservationInput,
+  sink: DiagnosticSink,
+): Record<number, string> {
+  const out: Record<number, string> = {};
+  const entries = Object.entries(r.ids);
+  if (entries.length === 0) return out;
+  const mapRange = r.idsAttr?.expr.range ?? r.header;
+  if (r.dflt !== '') {
+    sink.error(
+      `Cannot set both reservation_ids and reservation_ids_default in ${r.where}`,
+      'Use reservation_ids to pin each node to a reservation, or reservation_ids_default = "next-available" to take any free one, not both.',
+      r.dfltAttr?.expr.range ?? r.header,
+    );
+  }
+  let keysOk = true;
+  for (const [key, id] of entries) {
+    // Key format and UUID values are checked by the spec; here only the indexes against the count.
+    const index = Number(key.slice(r.role.length + 1));
+    if (r.count !== undefined && index >= r.count) {
+      sink.error(
+        `Reservation key "${key}" is out of range in ${r.where}`,
+        `${r.countName} is ${r.count}, so indexes run from 0 to ${r.count - 1}.`,
+        keyRange(r.idsAttr, key, mapRange),
+      );
+      keysOk = false;
+      continue;
+    }
+    out[index] = id.toLowerCase();
+  }
+  if (keysOk && r.count !== undefined) {
+    const missing: string[] = [];
+    for (let i = 0; i < r.count; i++)
+      if (!(`${r.role}-${i}` in r.ids)) missing.push(`${r.role}-${i}`);
+    if (missing.length > 0) {
+      sink.error(
+        `reservation_ids does not match ${r.countName} in ${r.where}`,
+        `${r.countName} is ${r.count} but reservation_ids has ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}; missing ${missing.join(', ')}. Give every node a reservation, or use reservation_ids_default instead.`,
+        mapRange,
+      );
+    }
+  }
+  return out;
+}
+
+/** Reports a hardware reservation used by two nodes (a reservation holds one device). */
+export function checkReservationReuse(
+  uses: { id: string; what: string; range: SourceRange }[],
+  sink: DiagnosticSink,
+): void {
+  const first = new Map<string, { what: string; range: SourceRange }>();
+  for (const u of uses) {
+    const prev = first.get(u.id);
+    if (prev) {
+      sink.error(
+        `Reservation ${u.id} is used twice`,
+        `${u.what} uses the reservation already given to ${prev.what} at ${formatPosition(prev.range)}; a reservation holds one device.`,
+        u.range,
+      );
+    } else first.set(u.id, u);
+  }
+}
