@@ -1,0 +1,174 @@
+/**
+ * The Equinix Metal API v1 emulator: a loopback-only HTTP server faithful to the published API
+ * (`/metal/v1`), with a control API for tests (`/_emulator`). It depends on nothing else in
+ * loko, so it can run as a separate server. See docs/emulator.md.
+ */
+import type { AddressInfo } from 'node:net';
+import { claimAddressBlock, drawAddressBlock, releaseAddressBlock } from './addressing.js';
+import { Clock } from './clock.js';
+import type { EmulatorContext, EmulatorLogger } from './context.js';
+import { FaultInjector } from './faults.js';
+import { API_PREFIX, isUuid } from './ids.js';
+import {
+  Persister,
+  readStateFile,
+  STATE_FORMAT,
+  writeFileAtomic,
+  type StateFile,
+} from './persist.js';
+import { RateLimiter } from './ratelimit.js';
+import { RequestLog } from './requestlog.js';
+import { buildServer, CONTROL_PREFIX } from './server.js';
+import { createInitialState, ownProject, type EmulatorState } from './state.js';
+
+export { EmulatorControlClient } from './control-client.js';
+export type {
+  ActiveFault,
+  ClockResponse,
+  ProvisionFailureResponse,
+  RequestLogEntry,
+  RequestSummary,
+  RequestsResponse,
+  ResponseSample,
+  ResponsesResponse,
+} from './control.js';
+export type { FaultRule, FaultStatus } from './faults.js';
+export type { EmulatorLogger } from './context.js';
+export { FOREIGN_PROJECT_ID } from './state.js';
+export { isLoopbackV4 } from './addressing.js';
+
+/** Options of `startEmulator`. */
+export interface EmulatorOptions {
+  /** Listen address; loopback only (127.0.0.0/8). Default 127.0.0.1. */
+  host?: string;
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** State file to restore from and persist to (created if absent). Without it, nothing is saved. */
+  statePath?: string;
+  /** Id of the seeded project (a UUID), so a config's `project_id` works against the emulator. */
+  projectId?: string;
+  /** API token; default: the one in the state file, else a new random one. */
+  token?: string;
+  /** Speed of the virtual clock (default 1; 10 = ten times faster). */
+  timeScale?: number;
+  /** Request cap per second over all API requests (429 beyond it). Default: none. */
+  rateLimitPerSecond?: number;
+  /** Where the emulator reports what it does. Default: silent. */
+  logger?: EmulatorLogger;
+}
+
+/** A running emulator. */
+export interface RunningEmulator {
+  /** API base URL, `http://127.0.0.1:<port>/metal/v1`. */
+  url: string;
+  /** Control API base URL, `http://127.0.0.1:<port>/_emulator`. */
+  controlUrl: string;
+  /** Value for the `X-Auth-Token` header. */
+  token: string;
+  /** Id of the seeded project. */
+  projectId: string;
+  /** Stops the server and writes the state file. */
+  close(): Promise<void>;
+}
+
+const silent: EmulatorLogger = { info: () => undefined };
+
+/** Starts an emulator; resolves once it is listening. */
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) {
+    throw new Error(`the emulator listens on loopback only (127.0.0.0/8), not on "${host}"`);
+  }
+  if (opts.projectId !== undefined && !isUuid(opts.projectId)) {
+    throw new Error(`projectId must be a UUID (as Metal project ids are), got "${opts.projectId}"`);
+  }
+  const logger = opts.logger ?? silent;
+  const projectId = opts.projectId?.toLowerCase();
+
+  const loaded = opts.statePath ? await readStateFile(opts.statePath) : undefined;
+  let state: EmulatorState;
+  if (loaded) {
+    state = loaded.state;
+    const own = ownProject(state);
+    if (projectId !== undefined && own.id !== projectId) {
+      throw new Error(
+        `state file ${opts.statePath} holds project ${own.id}, not ${projectId}; use another state file or drop the project id`,
+      );
+    }
+    if (opts.token !== undefined) state.token = opts.token;
+  } else {
+    state = createInitialState({
+      now: Date.now(),
+      addressing: drawAddressBlock(),
+      ...(projectId !== undefined ? { projectId } : {}),
+      ...(opts.token !== undefined ? { token: opts.token } : {}),
+    });
+  }
+  claimAddressBlock(state.addressing);
+
+  const clock = new Clock({ offsetMs: loaded?.clockOffsetMs ?? 0, timeScale: opts.timeScale ?? 1 });
+  const snapshot = (): StateFile => ({
+    format: STATE_FORMAT,
+    version: 1,
+    savedAt: new Date().toISOString(),
+    clockOffsetMs: clock.offsetMs(),
+    state,
+  });
+  const persister = new Persister(opts.statePath, snapshot, (err) =>
+    logger.info(
+      `emulator: could not write state file ${opts.statePath}: ${(err as Error).message}`,
+    ),
+  );
+  const ctx: EmulatorContext = {
+    state,
+    clock,
+    logger,
+    requestLog: new RequestLog(),
+    faults: new FaultInjector(),
+    limiter: new RateLimiter(opts.rateLimitPerSecond ?? null),
+    changed: () => persister.schedule(),
+  };
+
+  let base = '';
+  const app = buildServer(ctx, { apiUrl: () => `${base}${API_PREFIX}` });
+  try {
+    await app.listen({ host, port: opts.port ?? 0 });
+    // Written right away so the token and address block are on disk from the start.
+    await persister.flush();
+  } catch (err) {
+    releaseAddressBlock(state.addressing);
+    await app.close();
+    throw err;
+  }
+  const port = (app.server.address() as AddressInfo).port;
+  base = `http://${host}:${port}`;
+  logger.info(
+    `Metal API emulator listening on ${base}${API_PREFIX} (project ${ownProject(state).id}, addresses 127.${state.addressing.v4Octet}.0.0/16)`,
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `${base}${API_PREFIX}`,
+    controlUrl: `${base}${CONTROL_PREFIX}`,
+    token: state.token,
+    projectId: ownProject(state).id,
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          releaseAddressBlock(state.addressing);
+          await persister.flush();
+        }
+      })()),
+  };
+}
+
+/**
+ * Writes the ready file of `loko emulator start --ready-file`: `{"url","token","projectId"}`,
+ * atomically and mode 0600 (it holds the token).
+ */
+export async function writeReadyFile(path: string, running: RunningEmulator): Promise<void> {
+  const doc = { url: running.url, token: running.token, projectId: running.projectId };
+  await writeFileAtomic(path, `${JSON.stringify(doc, null, 2)}\n`, 0o600);
+}

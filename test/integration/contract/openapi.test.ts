@@ -1,0 +1,398 @@
+/**
+ * Contract test: drives a realistic flow through the emulator, then validates every response
+ * body the request log kept — one per (method, route, status) — against the response schema
+ * the published Metal OpenAPI description declares for that path and status. Fails when a
+ * status is not declared or a body does not validate.
+ *
+ * The spec lives beside the repository (../shared/metal-openapi) and is not copied into it.
+ * Without it the test is skipped with a notice; in CI (CI=true) its absence is a failure.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { $RefParser } from '@apidevtools/json-schema-ref-parser';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FOREIGN_PROJECT_ID, type ResponseSample } from '../../../src/emulator/index.js';
+import { deviceInput, startTestEmulator, type TestEmulator } from '../../harness/emulator.js';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const specPath = fileURLToPath(
+  new URL('../shared/metal-openapi/openapi3.yaml', `file://${repoRoot}`),
+);
+const specPresent = existsSync(specPath);
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
+  addFormatsModule) as (ajv: Ajv) => Ajv;
+
+/**
+ * (method route status) pairs the spec does not declare but the API answers; the body is still
+ * validated against the Error schema.
+ */
+const KNOWN_UNDECLARED: Record<string, string> = {
+  'DELETE /ips/{id} 422':
+    'the spec lists no 422, but the API refuses to delete a reservation that still has assignments',
+};
+
+if (!specPresent) {
+  const msg = `Metal OpenAPI spec not found at ${specPath}: contract test skipped`;
+  if (process.env.CI === 'true') {
+    describe('Metal API contract', () => {
+      it('needs the Metal OpenAPI spec in CI', () => {
+        throw new Error(`${msg} — in CI the spec must be present`);
+      });
+    });
+  } else {
+    console.warn(`NOTICE: ${msg} (outside CI)`);
+    describe.skip('Metal API contract (spec missing)', () => {
+      it('skipped', () => undefined);
+    });
+  }
+} else {
+  describe('Metal API contract', () => {
+    let emu: TestEmulator;
+    let spec: OpenApi;
+    let ajv: Ajv;
+    const samples: ResponseSample[] = [];
+
+    beforeAll(async () => {
+      spec = (await $RefParser.bundle(specPath)) as unknown as OpenApi;
+      ajv = buildAjv(spec);
+      emu = await startTestEmulator();
+    });
+    afterAll(async () => {
+      await emu?.stop();
+    });
+
+    /** Keeps the samples seen so far (the log keeps only the last body per status). */
+    async function checkpoint(): Promise<void> {
+      samples.push(...(await emu.control.responses()));
+      await emu.control.clearRequests();
+    }
+
+    it('rejects bodies that break the spec (self-check of the validator)', () => {
+      const bad: ResponseSample[] = [
+        {
+          method: 'GET',
+          route: '/metal/v1/devices/:id',
+          status: 200,
+          body: { id: 'x', state: 'exploded' },
+        },
+        {
+          method: 'GET',
+          route: '/metal/v1/ips/:id',
+          status: 200,
+          body: { type: 'public_ipv4', quantity: 2 },
+        },
+        {
+          method: 'GET',
+          route: '/metal/v1/projects/:id/devices',
+          status: 200,
+          body: { devices: [{ ip_addresses: [{ cidr: '31' }] }] },
+        },
+        {
+          method: 'GET',
+          route: '/metal/v1/projects/:id/devices',
+          status: 200,
+          body: { devices: [], meta: { next: null } },
+        },
+        { method: 'GET', route: '/metal/v1/devices/:id', status: 418, body: {} },
+        { method: 'POST', route: '/metal/v1/devices/:id/actions', status: 202, body: { ok: true } },
+      ];
+      const problems = validateSamples(spec, ajv, bad);
+      expect(problems).toHaveLength(bad.length);
+    });
+
+    it('answers every request of a realistic flow with a body the spec accepts', async () => {
+      const pid = emu.projectId;
+      const { api, control } = emu;
+
+      // Projects, auth.
+      expect((await api('GET', '/projects')).status).toBe(200);
+      expect((await api('GET', `/projects/${pid}`)).status).toBe(200);
+      expect((await api('GET', `/projects/${FOREIGN_PROJECT_ID}`)).status).toBe(403);
+      expect((await api('GET', '/projects/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect(
+        (await api('GET', `/projects/${pid}/devices`, undefined, { token: null })).status,
+      ).toBe(401);
+
+      // Lookups.
+      const metros = await api('GET', '/locations/metros');
+      expect(metros.status).toBe(200);
+      expect((await api('GET', `/locations/metros/${metros.body.metros[0].id}`)).status).toBe(200);
+      expect(
+        (await api('GET', '/locations/metros/00000000-0000-4000-8000-000000000000')).status,
+      ).toBe(404);
+      expect((await api('GET', '/plans')).status).toBe(200);
+      expect((await api('GET', '/operating-systems')).status).toBe(200);
+      expect((await api('GET', '/capacity/metros')).status).toBe(200);
+      const cap = await api('POST', '/capacity/metros', {
+        servers: [
+          { metro: 'sv', plan: 'c3.small.x86', quantity: 3 },
+          { metro: 'sg', plan: 's3.xlarge.x86', quantity: '1' },
+        ],
+      });
+      expect(cap.status).toBe(200);
+      expect(
+        (
+          await api('POST', '/capacity/metros', {
+            servers: [{ metro: 'zz', plan: 'x', quantity: 1 }],
+          })
+        ).status,
+      ).toBe(422);
+
+      // Devices: create (one failing), validation errors, list with pagination.
+      await control.failProvisioning('contract-broken', 'Hardware failure: no disk found');
+      const ids: string[] = [];
+      for (const [i, extra] of [
+        {},
+        { plan: 'n3.xlarge.x86', hostname: 'contract-big' },
+        { hostname: 'contract-broken' },
+        { hostname: 'contract-locked', locked: true, userdata: '#cloud-config\n{}' },
+      ].entries()) {
+        const r = await api(
+          'POST',
+          `/projects/${pid}/devices`,
+          deviceInput({ hostname: `contract-${i}`, ...extra }),
+        );
+        expect(r.status).toBe(201);
+        ids.push(r.body.id);
+      }
+      expect(
+        (await api('POST', `/projects/${pid}/devices`, deviceInput({ plan: 'nope' }))).status,
+      ).toBe(422);
+      expect(
+        (await api('POST', `/projects/${FOREIGN_PROJECT_ID}/devices`, deviceInput())).status,
+      ).toBe(403);
+      expect((await api('GET', `/projects/${pid}/devices?per_page=2&page=2`)).status).toBe(200);
+      expect((await api('GET', `/devices/${ids[0]}`)).status).toBe(200); // queued
+      expect((await api('DELETE', `/devices/${ids[0]}`)).status).toBe(422); // provisioning
+      expect((await api('POST', `/devices/${ids[0]}/actions`, { type: 'power_off' })).status).toBe(
+        422,
+      );
+      await checkpoint();
+
+      await control.advanceClock(1.5); // provisioning
+      expect((await api('GET', `/devices/${ids[0]}`)).status).toBe(200);
+      await checkpoint();
+
+      await control.advanceClock(10); // active / failed
+      for (const id of ids)
+        expect((await api('GET', `/devices/${id}?include=project`)).status).toBe(200);
+      await checkpoint();
+      expect(
+        (await api('GET', `/projects/${pid}/devices?per_page=3&tag=loko:cluster=test`)).status,
+      ).toBe(200);
+      expect((await api('GET', '/devices/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect(
+        (await api('PUT', `/devices/${ids[0]}`, { description: 'updated', tags: ['a'] })).status,
+      ).toBe(200);
+      expect((await api('PUT', `/devices/${ids[0]}`, { hostname: 'bad_name!' })).status).toBe(422);
+      expect((await api('GET', `/devices/${ids[3]}/userdata`)).status).toBe(200);
+      expect((await api('POST', `/devices/${ids[0]}/actions`, { type: 'reboot' })).status).toBe(
+        202,
+      );
+      expect((await api('POST', `/devices/${ids[1]}/actions`, { type: 'explode' })).status).toBe(
+        422,
+      );
+
+      // IPs.
+      const eip = await api('POST', `/projects/${pid}/ips`, {
+        type: 'public_ipv4',
+        metro: 'sv',
+        quantity: 2,
+        tags: ['loko:cluster=test'],
+        details: 'control plane',
+      });
+      expect(eip.status).toBe(201);
+      const gip = await api('POST', `/projects/${pid}/ips`, { type: 'global_ipv4', quantity: 1 });
+      expect(gip.status).toBe(201);
+      expect(
+        (
+          await api('POST', `/projects/${pid}/ips`, {
+            type: 'public_ipv4',
+            quantity: 3,
+            metro: 'sv',
+          })
+        ).status,
+      ).toBe(422);
+      expect((await api('GET', `/projects/${pid}/ips?types=public_ipv4,global_ipv4`)).status).toBe(
+        200,
+      );
+      expect((await api('GET', `/projects/${pid}/ips?include=assignments`)).status).toBe(200);
+      const assign = await api('POST', `/devices/${ids[1]}/ips`, {
+        address: `${eip.body.network}/32`,
+      });
+      expect(assign.status).toBe(201);
+      expect((await api('POST', `/devices/${ids[1]}/ips`, { address: '10.0.0.1/32' })).status).toBe(
+        422,
+      );
+      expect((await api('GET', `/devices/${ids[1]}/ips`)).status).toBe(200);
+      await checkpoint();
+      expect((await api('GET', `/ips/${eip.body.id}`)).status).toBe(200); // reservation
+      await checkpoint();
+      expect((await api('GET', `/ips/${assign.body.id}`)).status).toBe(200); // assignment
+      await checkpoint();
+      expect((await api('PATCH', `/ips/${eip.body.id}`, { details: 'renamed' })).status).toBe(200);
+      expect((await api('DELETE', `/ips/${eip.body.id}`)).status).toBe(422); // still assigned
+      expect((await api('DELETE', `/ips/${assign.body.id}`)).status).toBe(204);
+      expect((await api('DELETE', `/ips/${eip.body.id}`)).status).toBe(204);
+      expect((await api('GET', `/ips/${eip.body.id}`)).status).toBe(404);
+
+      // BGP.
+      expect((await api('GET', `/projects/${pid}/bgp-config`)).status).toBe(200); // {}
+      await checkpoint();
+      expect(
+        (
+          await api('POST', `/projects/${pid}/bgp-configs`, {
+            deployment_type: 'local',
+            asn: 65000,
+          })
+        ).status,
+      ).toBe(204);
+      expect(
+        (
+          await api('POST', `/projects/${pid}/bgp-configs`, {
+            deployment_type: 'local',
+            asn: 65000,
+          })
+        ).status,
+      ).toBe(422);
+      expect((await api('GET', `/projects/${pid}/bgp-config`)).status).toBe(200);
+
+      // Delete.
+      expect((await api('DELETE', `/devices/${ids[3]}`)).status).toBe(422); // locked
+      expect((await api('DELETE', `/devices/${ids[1]}`)).status).toBe(204);
+      expect((await api('DELETE', `/devices/${ids[2]}`)).status).toBe(204); // failed devices can go
+      await control.advanceClock(10);
+      expect((await api('GET', `/devices/${ids[1]}`)).status).toBe(404);
+      await checkpoint();
+
+      const problems = validateSamples(spec, ajv, samples);
+      expect(problems, problems.join('\n')).toEqual([]);
+
+      // Every (method, route) seen must have at least one validated response.
+      const covered = new Set(samples.map((s) => `${s.method} ${s.route}`));
+      expect(covered.size).toBeGreaterThanOrEqual(20);
+      expect([...covered].filter((k) => k.includes('(unmatched)'))).toEqual([]);
+    });
+  });
+}
+
+interface OpenApi {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown> };
+}
+interface Operation {
+  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+}
+
+const SPEC_ID = 'https://loko.invalid/metal-openapi.json';
+
+// OpenAPI 3.0 schema objects are JSON Schema draft-04-ish: map `nullable`, drop annotations
+// ajv does not know. Only schema positions are walked, so a property named "example" survives.
+const DROP = new Set([
+  'example',
+  'examples',
+  'externalDocs',
+  'xml',
+  'discriminator',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+]);
+
+function convertSchema(s: unknown): unknown {
+  if (Array.isArray(s)) return s.map(convertSchema);
+  if (typeof s !== 'object' || s === null) return s;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s as Record<string, unknown>)) {
+    if (DROP.has(k) || k.startsWith('x-') || k === 'nullable') continue;
+    if (k === '$ref' && typeof v === 'string') out[k] = v.startsWith('#') ? `${SPEC_ID}${v}` : v;
+    else if (k === 'properties' && typeof v === 'object' && v !== null) {
+      out[k] = Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, convertSchema(ps)]));
+    } else if (['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf'].includes(k)) {
+      out[k] = convertSchema(v);
+    } else out[k] = v;
+  }
+  const src = s as Record<string, unknown>;
+  if (src.nullable === true) {
+    if (typeof src.type === 'string') out.type = [src.type, 'null'];
+    if (Array.isArray(src.enum)) out.enum = [...src.enum, null];
+  }
+  return out;
+}
+
+function buildAjv(spec: OpenApi): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  for (const f of [
+    'int32',
+    'int64',
+    'float',
+    'double',
+    'datetime',
+    'binary',
+    'byte',
+    'string',
+    'password',
+  ]) {
+    ajv.addFormat(f, true);
+  }
+  const schemas = Object.fromEntries(
+    Object.entries(spec.components.schemas).map(([k, v]) => [k, convertSchema(v)]),
+  );
+  ajv.addSchema({ $id: SPEC_ID, components: { schemas } });
+  return ajv;
+}
+
+/** `/metal/v1/devices/:id` -> `/devices/{id}` */
+function specPathOf(route: string): string {
+  return route.replace(/^\/metal\/v1/, '').replace(/:([A-Za-z_]+)/g, '{$1}');
+}
+
+function validateSamples(spec: OpenApi, ajv: Ajv, samples: ResponseSample[]): string[] {
+  const problems: string[] = [];
+  const cache = new Map<string, ValidateFunction>();
+  for (const s of samples) {
+    const path = specPathOf(s.route);
+    const key = `${s.method} ${path} ${s.status}`;
+    const op = spec.paths[path]?.[s.method.toLowerCase()];
+    if (!op) {
+      problems.push(`${key}: the spec has no operation ${s.method} ${path}`);
+      continue;
+    }
+    let response = op.responses[String(s.status)] ?? op.responses.default;
+    if (!response) {
+      if (!KNOWN_UNDECLARED[key]) {
+        problems.push(`${key}: status ${s.status} is not declared for this operation`);
+        continue;
+      }
+      response = {
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    const schema = response.content?.['application/json']?.schema;
+    if (!schema) {
+      if (s.body !== null)
+        problems.push(
+          `${key}: the spec declares no body, got ${JSON.stringify(s.body).slice(0, 200)}`,
+        );
+      continue;
+    }
+    let validate = cache.get(key);
+    if (!validate) {
+      validate = ajv.compile(convertSchema(schema) as object);
+      cache.set(key, validate);
+    }
+    if (!validate(s.body)) {
+      const errs = (validate.errors ?? [])
+        .slice(0, 8)
+        .map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`)
+        .join('; ');
+      problems.push(`${key}: body does not match the spec: ${errs}`);
+    }
+  }
+  return problems;
+}
