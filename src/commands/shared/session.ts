@@ -25,6 +25,12 @@ export async function withClusterSession<T>(
   lock: 'always' | 'emulator',
   body: (s: ClusterSession) => Promise<T>,
 ): Promise<T> {
+  // Start loading the Metal client and the emulator (hundreds of ms) while the config parses.
+  const preload = Promise.all([
+    import('../../metal/index.js'),
+    ctx.globals.emulator ? import('../../emulator/index.js') : undefined,
+  ]);
+  preload.catch(() => {}); // a failing import surfaces again where the module is used
   const { cluster, result } = await loadClusterConfig(ctx);
   const { acquireClusterLock } = await import('../../platforms/equinixmetal/lock.js');
   let held: ClusterLock | undefined;

@@ -1,0 +1,94 @@
+/**
+ * The quick start end to end against the embedded emulator: apply, apply again (no change),
+ * plan (exit 0), JSON output, refusal without --yes on a non-TTY, destroy, plan (exit 2).
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loko, quickstartCopy, requireBuild } from './helpers.js';
+
+const HOSTS = [
+  'quickstart-controller-0',
+  'quickstart-general-0',
+  'quickstart-general-1',
+  'quickstart-edge-0',
+];
+
+describe('cluster lifecycle with --emulator', () => {
+  let work: Awaited<ReturnType<typeof quickstartCopy>>;
+  let c: string[];
+
+  beforeAll(async () => {
+    requireBuild();
+    work = await quickstartCopy();
+    c = ['-c', work.dir, '--emulator'];
+  });
+  afterAll(async () => {
+    await work?.cleanup();
+  });
+
+  it('apply --yes creates every device and prints where things are', async () => {
+    const r = await loko(['cluster', 'apply', ...c, '--yes']);
+    expect(r.stderr).not.toMatch(/error:/);
+    expect(r.code).toBe(0);
+    for (const h of HOSTS) expect(r.stdout).toMatch(new RegExp(`${h}\\s.*active\\s+127\\.`));
+    expect(r.stdout).toContain(`Assets:  ${work.assets}`);
+    expect(r.stdout).toContain('loko cluster destroy');
+    // Progress goes to stderr, never to stdout.
+    expect(r.stderr).toContain('Wait for devices to become active');
+    expect(r.stdout).not.toContain('Wait for devices');
+    const summary = JSON.parse(await readFile(path.join(work.assets, 'cluster.json'), 'utf8')) as {
+      devices: Array<{ hostname: string; state: string }>;
+    };
+    expect(summary.devices.map((d) => [d.hostname, d.state])).toEqual(
+      HOSTS.map((h) => [h, 'active']),
+    );
+    expect(JSON.stringify(summary)).not.toMatch(/token/i);
+  });
+
+  it('a second apply changes nothing, and plan then exits 0', async () => {
+    const again = await loko(['cluster', 'apply', ...c, '--yes', '-o', 'json']);
+    expect(again.code).toBe(0);
+    const doc = JSON.parse(again.stdout) as {
+      changes: boolean;
+      counts: Record<string, number>;
+      summary: { devices: unknown[] };
+    };
+    expect(doc.changes).toBe(false);
+    expect(doc.counts).toEqual({ create: 0, update: 0, replace: 0, delete: 0, noop: 4 });
+    expect(doc.summary.devices).toHaveLength(4);
+
+    const plan = await loko(['cluster', 'plan', ...c]);
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toContain('No changes');
+  });
+
+  it('-o json prints exactly one JSON document on stdout', async () => {
+    const plan = await loko(['cluster', 'plan', ...c, '-o', 'json']);
+    expect(plan.code).toBe(0);
+    const doc = JSON.parse(plan.stdout) as { actions: Array<{ action: string; hostname: string }> };
+    expect(doc.actions.map((a) => `${a.action} ${a.hostname}`)).toEqual(
+      HOSTS.map((h) => `noop ${h}`),
+    );
+  });
+
+  it('destroy on a non-TTY without --yes refuses and deletes nothing', async () => {
+    const r = await loko(['cluster', 'destroy', ...c]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('--yes');
+    expect((await loko(['cluster', 'plan', ...c])).code).toBe(0);
+  });
+
+  it('destroy --yes removes every device; plan then exits 2', async () => {
+    const r = await loko(['cluster', 'destroy', ...c, '--yes']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Destroyed cluster "quickstart": 4 devices');
+    const plan = await loko(['cluster', 'plan', ...c, '-o', 'json']);
+    expect(plan.code).toBe(2);
+    const doc = JSON.parse(plan.stdout) as { counts: { create: number } };
+    expect(doc.counts.create).toBe(4);
+    const again = await loko(['cluster', 'destroy', ...c, '--yes']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('Nothing to destroy');
+  });
+});
