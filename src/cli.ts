@@ -27,6 +27,13 @@ export interface CliDeps {
 
 /** The real process's streams, environment and working directory. */
 export function processDeps(): CliDeps {
+  // `loko ... | head` closes stdout early; that is the reader's choice, not an error to report.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
   return {
     streams: {
       stdin: process.stdin,
@@ -38,7 +45,10 @@ export function processDeps(): CliDeps {
   };
 }
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const collect = (value: string, previous: string[] | undefined): string[] => [
+  ...(previous ?? []),
+  value,
+];
 
 /**
  * Builds the command tree. `setExitCode` receives each action's exit code (commander actions
@@ -48,7 +58,18 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
   const { streams } = deps;
 
   const runAction: RunAction = (body) => async (opts, cmd) => {
-    const globals = cmd.optsWithGlobals() as unknown as GlobalOptions;
+    const raw = cmd.optsWithGlobals() as Partial<GlobalOptions>;
+    const globals: GlobalOptions = {
+      config: raw.config ?? '.',
+      var: raw.var ?? [],
+      varFile: raw.varFile ?? [],
+      apiUrl: raw.apiUrl,
+      emulator: raw.emulator ?? false,
+      output: raw.output ?? 'text',
+      color: raw.color ?? true,
+      debug: raw.debug ?? false,
+      yes: raw.yes ?? false,
+    };
     const host = createOutputHost(streams, {
       format: globals.output,
       noColor: !globals.color,
@@ -82,12 +103,11 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
       'Kubernetes clusters on Equinix Metal, from an HCL configuration (with a built-in Metal API emulator)',
     )
     .option('-c, --config <dir|file>', 'configuration directory (all *.lokocfg) or one file', '.')
-    .option('--var <name=value>', 'set a configuration variable (repeatable)', collect, [])
+    .option('--var <name=value>', 'set a configuration variable (repeatable)', collect)
     .option(
       '--var-file <file>',
       'read variables from an HCL file like lokocfg.vars (repeatable)',
       collect,
-      [],
     )
     .option(
       '--api-url <url>',
@@ -95,8 +115,7 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
     )
     .option(
       '--emulator',
-      'run against an embedded Metal API emulator (state in <asset_dir>/emulator)',
-      false,
+      'run against an embedded Metal API emulator (state in <asset_dir>/emulator; clock speed from $LOKO_EMULATOR_TIME_SCALE)',
     )
     .addOption(
       new Option('-o, --output <format>', 'output format')
@@ -104,8 +123,8 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
         .default('text'),
     )
     .option('--no-color', 'disable colours (also: NO_COLOR=1)')
-    .option('--debug', 'print debug logs and stack traces', false)
-    .option('--yes', 'confirm changes and deletions without asking', false)
+    .option('--debug', 'print debug logs and stack traces')
+    .option('--yes', 'confirm changes and deletions without asking')
     .version(version(), '-V, --version', 'print the version')
     .showSuggestionAfterError()
     .configureOutput({

@@ -8,7 +8,7 @@ import type { RunAction } from '../shared/context.js';
 
 /** Options of `cluster apply`. */
 export interface ApplyFlags {
-  allowReplace: boolean;
+  allowReplace?: boolean;
   parallelism: number;
   timeout: number;
 }
@@ -30,7 +30,6 @@ export function clusterApplyCommand(runAction: RunAction): Command {
     .option(
       '--allow-replace',
       'allow replacing devices whose plan, OS or metro changed (deletes them)',
-      false,
     )
     .option(
       '--parallelism <n>',
@@ -69,7 +68,7 @@ export function clusterApplyCommand(runAction: RunAction): Command {
               sources: result.sources,
               executor,
               options: {
-                allowReplace: opts.allowReplace,
+                allowReplace: opts.allowReplace ?? false,
                 parallelism: opts.parallelism,
                 poll: pollFor(metal.timeScale, opts.timeout),
               },
@@ -78,9 +77,9 @@ export function clusterApplyCommand(runAction: RunAction): Command {
             await runner.run(p.planPhases, actx, ctx.signal);
             const plan = actx.plan!;
             if (plan.changes) {
-              for (const line of planLines(plan, ctx.host.color, opts.allowReplace))
+              for (const line of planLines(plan, ctx.host.color, opts.allowReplace ?? false))
                 ctx.host.info(line);
-              p.assertReplacementsAllowed(plan, opts.allowReplace);
+              p.assertReplacementsAllowed(plan, opts.allowReplace ?? false);
               await confirm(ctx.host, {
                 question: `Apply these changes to cluster "${cluster.clusterName}"?`,
                 action: 'apply the changes',

@@ -12,9 +12,9 @@ export function clusterPlanCommand(runAction: RunAction): Command {
     .description(
       'show what `cluster apply` would change (exit 2 when changes are pending, 0 when none)',
     )
-    .option('--allow-replace', 'mark replacements as allowed in the output', false)
+    .option('--allow-replace', 'mark replacements as allowed in the output')
     .action(
-      runAction<{ allowReplace: boolean }>(async (ctx, opts) => {
+      runAction<{ allowReplace?: boolean }>(async (ctx, opts) => {
         const { withClusterSession } = await import('../shared/session.js');
         const { createRunner, pollFor } = await import('../shared/runner.js');
         const { planLines, planJson } = await import('../shared/render-plan.js');
@@ -31,14 +31,14 @@ export function clusterPlanCommand(runAction: RunAction): Command {
               cluster,
               sources: result.sources,
               executor,
-              options: { allowReplace: opts.allowReplace, poll: pollFor(metal.timeScale) },
+              options: { allowReplace: opts.allowReplace ?? false, poll: pollFor(metal.timeScale) },
             });
             const runner = await createRunner(ctx);
             await runner.run(p.planPhases, actx, ctx.signal);
             const plan = actx.plan!;
             if (ctx.host.format === 'json') ctx.host.json(planJson(plan));
             else
-              for (const line of planLines(plan, ctx.host.colorOut, opts.allowReplace))
+              for (const line of planLines(plan, ctx.host.colorOut, opts.allowReplace ?? false))
                 ctx.host.out(line);
             return plan.changes ? ExitCode.changesPending : ExitCode.ok;
           },
