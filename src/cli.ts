@@ -57,7 +57,7 @@ const collect = (value: string, previous: string[] | undefined): string[] => [
 export function createProgram(deps: CliDeps, setExitCode: (code: number) => void): Command {
   const { streams } = deps;
 
-  const runAction: RunAction = (body) => async (opts, cmd) => {
+  const runAction: RunAction = (body, actionOptions) => async (opts, cmd) => {
     const raw = cmd.optsWithGlobals() as Partial<GlobalOptions>;
     const globals: GlobalOptions = {
       config: raw.config ?? '.',
@@ -80,7 +80,10 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
       controller,
       exit: deps.exit,
       onFirst: () =>
-        host.warn('interrupted: stopping at the next safe point (press Ctrl-C again to exit now)'),
+        host.warn(
+          actionOptions?.interruptMessage ??
+            'interrupted: stopping at the next safe point (press Ctrl-C again to exit now)',
+        ),
     });
     const ctx: CommandContext = {
       globals,

@@ -47,7 +47,8 @@ export function createListrRunner(host: OutputHost): PhaseRunner {
             (err: unknown) => {
               phaseError = err;
               board.close(false);
-              throw err;
+              // listr shows only the first line; the CLI's error handler prints the whole error.
+              throw new Error(firstLine(err));
             },
           );
           if (items.length === 0) return done;
@@ -187,4 +188,9 @@ class ItemBoard {
     const c = this.host.color;
     return `${e.item.title} ${e.state === 'failed' ? c.red(e.detail) : c.dim(e.detail)}`;
   }
+}
+
+function firstLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return (msg.split('\n')[0] ?? '').replace(/:$/, '');
 }

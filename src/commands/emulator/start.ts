@@ -50,37 +50,42 @@ export function emulatorStartCommand(runAction: RunAction): Command {
     )
     .option('--project-id <uuid>', "id of the seeded project (e.g. your config's project_id)")
     .action(
-      runAction<StartFlags>(async (ctx, opts) => {
-        const { startEmulator, writeReadyFile } = await import('../../emulator/index.js');
-        const running = await startEmulator({
-          port: opts.port,
-          statePath: opts.state ? path.resolve(ctx.cwd, opts.state) : undefined,
-          projectId: opts.projectId,
-          timeScale: opts.timeScale,
-          rateLimitPerSecond: opts.rateLimit,
-          logger: { info: (msg: string) => ctx.host.info(msg) },
-        });
-        try {
-          if (opts.readyFile) await writeReadyFile(path.resolve(ctx.cwd, opts.readyFile), running);
-          if (ctx.host.format === 'json') {
-            ctx.host.json({
-              url: running.url,
-              controlUrl: running.controlUrl,
-              token: running.token,
-              projectId: running.projectId,
-            });
+      runAction<StartFlags>(
+        async (ctx, opts) => {
+          const { startEmulator, writeReadyFile } = await import('../../emulator/index.js');
+          const running = await startEmulator({
+            port: opts.port,
+            statePath: opts.state ? path.resolve(ctx.cwd, opts.state) : undefined,
+            projectId: opts.projectId,
+            timeScale: opts.timeScale,
+            rateLimitPerSecond: opts.rateLimit,
+            logger: { info: (msg: string) => ctx.host.info(msg) },
+          });
+          try {
+            if (opts.readyFile)
+              await writeReadyFile(path.resolve(ctx.cwd, opts.readyFile), running);
+            if (ctx.host.format === 'json') {
+              ctx.host.json({
+                url: running.url,
+                controlUrl: running.controlUrl,
+                token: running.token,
+                projectId: running.projectId,
+              });
+            }
+            ctx.host.info(`Project: ${running.projectId}`);
+            ctx.host.info('Use it from another shell:');
+            ctx.host.info(
+              `  export METAL_API_URL=${running.url} METAL_AUTH_TOKEN=${running.token}`,
+            );
+            ctx.host.info('Press Ctrl-C to stop.');
+            await stopped(ctx.signal);
+          } finally {
+            await running.close();
           }
-          ctx.host.info(`Project: ${running.projectId}`);
-          ctx.host.info('Use it from another shell:');
-          ctx.host.info(`  export METAL_API_URL=${running.url} METAL_AUTH_TOKEN=${running.token}`);
-          ctx.host.info('Press Ctrl-C to stop.');
-          await stopped(ctx.signal);
-          ctx.host.info('Stopping the emulator...');
-        } finally {
-          await running.close();
-        }
-        return ExitCode.ok;
-      }),
+          return ExitCode.ok;
+        },
+        { interruptMessage: 'stopping the emulator (press Ctrl-C again to exit now)' },
+      ),
     );
 }
 

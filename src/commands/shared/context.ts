@@ -40,4 +40,11 @@ export type CommandRun = (ctx: CommandContext) => Promise<number>;
  */
 export type RunAction = <O extends object>(
   body: (ctx: CommandContext, opts: O) => Promise<number>,
+  options?: RunActionOptions,
 ) => (opts: O, cmd: import('commander').Command) => Promise<void>;
+
+/** Per-command tweaks of {@link RunAction}. */
+export interface RunActionOptions {
+  /** What the first Ctrl-C prints (default: stopping at the next safe point). */
+  interruptMessage?: string;
+}

@@ -72,14 +72,14 @@ export async function preflight(input: PreflightInput): Promise<PreflightReport>
       problems.add(
         d.sources.metro,
         `metro "${d.metro}" does not exist`,
-        `Known metros: ${list([...metroByCode.keys()])}.`,
+        `Known metros: ${list([...metroByCode.keys()])}`,
       );
     }
     if (!plan) {
       problems.add(
         d.sources.plan,
         `plan "${d.plan}" does not exist`,
-        `Known plans: ${list([...planBySlug.keys()])}.`,
+        `Known plans: ${list([...planBySlug.keys()])}`,
       );
     } else if (metro && !offeredIn(plan, metro)) {
       problems.add(
@@ -92,13 +92,13 @@ export async function preflight(input: PreflightInput): Promise<PreflightReport>
       problems.add(
         d.sources.os,
         `operating system "${d.os}" does not exist`,
-        `Known slugs: ${list([...osBySlug.keys()])}.`,
+        `Known slugs: ${list([...osBySlug.keys()])}`,
       );
     } else if (plan && !provisionableOn(os, plan)) {
       problems.add(
         d.sources.os,
         `operating system "${d.os}" cannot be installed on plan "${d.plan}"`,
-        `It is provisionable on: ${list(os.provisionable_on)}.`,
+        `It is provisionable on: ${list(os.provisionable_on)}`,
       );
     }
   }
