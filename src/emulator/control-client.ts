@@ -61,6 +61,18 @@ export class EmulatorControlClient {
     return this.call<ProvisionFailureResponse>('POST', '/provision-failures', { hostname, reason });
   }
 
+  /**
+   * Adds a hardware reservation of `plan` in `metro` to the seeded project (a spare one with
+   * `spare: true`); resolves the API's HardwareReservation object.
+   */
+  async addHardwareReservation(
+    plan: string,
+    metro: string,
+    opts: { spare?: boolean } = {},
+  ): Promise<Record<string, unknown> & { id: string }> {
+    return this.call('POST', '/hardware-reservations', { plan, metro, ...opts });
+  }
+
   /** Jumps the virtual clock forward. */
   async advanceClock(seconds: number): Promise<ClockResponse> {
     return this.call<ClockResponse>('POST', '/clock', { advanceSeconds: seconds });

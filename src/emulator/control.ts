@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { EmulatorContext } from './context.js';
 import { parseFaultRule, type ActiveFault } from './faults.js';
+import { findMetro, findPlan } from './catalog.js';
+import { newHardwareReservation, reservationProblem } from './hardware.js';
 import { iso } from './ids.js';
 import { injectFailure } from './lifecycle.js';
 import type { RequestLogEntry, RequestSummary, ResponseSample } from './requestlog.js';
+import { renderHardwareReservation } from './render.js';
 import { ownProject, type ProvisionFailureRule } from './state.js';
 
 /** What the control API needs besides the context. */
@@ -51,7 +54,8 @@ function objectBody(body: unknown): Record<string, unknown> {
 
 /**
  * The control API (no auth; the server only listens on loopback): request log, faults,
- * provisioning failures, clock, rate limit, state dump. See docs/emulator.md.
+ * provisioning failures, hardware reservations, clock, rate limit, state dump. See
+ * docs/emulator.md.
  */
 export function registerControlRoutes(
   app: FastifyInstance,
@@ -134,6 +138,30 @@ export function registerControlRoutes(
     ctx.state.provisionFailures = [];
     ctx.changed();
     return reply.code(204).send();
+  });
+
+  // Adds a hardware reservation to the own project; answers the API's HardwareReservation.
+  app.post('/hardware-reservations', async (req, reply) => {
+    const b = objectBody(req.body);
+    if (typeof b.plan !== 'string' || b.plan === '') throw new BadRequest('plan is required');
+    if (typeof b.metro !== 'string' || b.metro === '') throw new BadRequest('metro is required');
+    if (b.spare !== undefined && typeof b.spare !== 'boolean') {
+      throw new BadRequest('spare must be a boolean');
+    }
+    const problem = reservationProblem(ctx.state.catalog, b.plan, b.metro);
+    if (problem) throw new BadRequest(problem);
+    const now = ctx.clock.now();
+    const r = newHardwareReservation(
+      ctx.state.catalog,
+      ownProject(ctx.state).id,
+      findPlan(ctx.state.catalog, b.plan)!,
+      findMetro(ctx.state.catalog, b.metro)!,
+      now,
+      { spare: b.spare === true },
+    );
+    ctx.state.hardwareReservations.push(r);
+    ctx.changed();
+    return reply.code(201).send(renderHardwareReservation(ctx.state, r, now));
   });
 
   app.get('/clock', async () => clockView());

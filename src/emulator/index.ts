@@ -19,7 +19,7 @@ import {
 import { RateLimiter } from './ratelimit.js';
 import { RequestLog } from './requestlog.js';
 import { buildServer, CONTROL_PREFIX } from './server.js';
-import { createInitialState, ownProject, type EmulatorState } from './state.js';
+import { createInitialState, ownProject, upgradeState, type EmulatorState } from './state.js';
 
 export { EmulatorControlClient } from './control-client.js';
 export type {
@@ -89,6 +89,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   let state: EmulatorState;
   if (loaded) {
     state = loaded.state;
+    upgradeState(state, Date.now());
     const own = ownProject(state);
     if (projectId !== undefined && own.id !== projectId) {
       throw new Error(

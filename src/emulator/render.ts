@@ -11,6 +11,7 @@ import {
   type FacilityRecord,
   type MetroRecord,
 } from './catalog.js';
+import { isProvisionable, reservationOfDevice } from './hardware.js';
 import { API_PREFIX, href, iso, shortId } from './ids.js';
 import { actionList, lastTransitionAt, provisioningPercentage, stateAt } from './lifecycle.js';
 import { listParam, type QueryValue } from './pagination.js';
@@ -19,6 +20,7 @@ import type {
   BgpConfigRecord,
   DeviceRecord,
   EmulatorState,
+  HardwareReservationRecord,
   PortRecord,
   ProjectRecord,
   ReservationRecord,
@@ -112,7 +114,10 @@ export function addressesVisible(device: DeviceRecord, now: number): boolean {
   return stateAt(device, now) !== 'queued';
 }
 
-/** Device object. Plan, metro, facility and OS are expanded unless excluded; project on include. */
+/**
+ * Device object. Plan, metro, facility and OS are expanded unless excluded; project and
+ * hardware_reservation on include. `hardware_reservation` is left out for devices on none.
+ */
 export function renderDevice(
   state: EmulatorState,
   d: DeviceRecord,
@@ -125,6 +130,7 @@ export function renderDevice(
   const facility = cat.facilities.find((f) => f.code === d.facility) ?? facilityOf(cat, metro.code);
   const os = findOperatingSystem(cat, d.operatingSystem)!;
   const project = state.projects.find((p) => p.id === d.projectId)!;
+  const reservation = reservationOfDevice(state, d.id);
   const devState = stateAt(d, now);
   const pct = provisioningPercentage(d, now);
   const pick = (name: string, full: Json, ref: { href: string }): Json =>
@@ -165,6 +171,13 @@ export function renderDevice(
       ? renderProject(state, project)
       : href('projects', project.id),
     project_lite: href('projects', project.id),
+    ...(reservation
+      ? {
+          hardware_reservation: expand.include.has('hardware_reservation')
+            ? renderHardwareReservation(state, reservation, now)
+            : href('hardware-reservations', reservation.id),
+        }
+      : {}),
     ip_addresses: ips,
     network_ports: d.ports.map((p) => renderPort(d, p)),
     provisioning_events: events,
@@ -320,5 +333,49 @@ export function renderBgpConfig(c: BgpConfigRecord): Json {
     status: c.status,
     created_at: iso(c.createdAt),
     requested_at: iso(c.createdAt),
+  };
+}
+
+/**
+ * HardwareReservation object. Plan and facility (with its metro) are expanded unless excluded;
+ * project and device are hrefs unless included. `device` is left out while no device sits on it
+ * (the spec's Device is not nullable).
+ */
+export function renderHardwareReservation(
+  state: EmulatorState,
+  r: HardwareReservationRecord,
+  now: number,
+  expand = NO_EXPAND,
+): Json {
+  const cat = state.catalog;
+  const plan = findPlan(cat, r.plan)!;
+  const facility = cat.facilities.find((f) => f.code === r.facility) ?? facilityOf(cat, r.metro);
+  const project = state.projects.find((p) => p.id === r.projectId)!;
+  const device =
+    r.deviceId !== undefined ? state.devices.find((d) => d.id === r.deviceId) : undefined;
+  const pick = (name: string, full: () => Json, ref: { href: string }): Json =>
+    expand.exclude.has(name) ? ref : full();
+  return {
+    id: r.id,
+    short_id: shortId(r.id),
+    href: href('hardware-reservations', r.id).href,
+    plan: pick('plan', () => plan as unknown as Json, href('plans', plan.id)),
+    facility: pick('facility', () => renderFacility(facility), href('facilities', facility.id)),
+    project: expand.include.has('project')
+      ? renderProject(state, project)
+      : href('projects', project.id),
+    ...(device
+      ? {
+          device: expand.include.has('device')
+            ? renderDevice(state, device, now)
+            : href('devices', device.id),
+        }
+      : {}),
+    provisionable: isProvisionable(r),
+    spare: r.spare,
+    need_of_service: r.needOfService,
+    switch_uuid: r.switchUuid,
+    custom_rate: r.customRate,
+    created_at: iso(r.createdAt),
   };
 }

@@ -7,6 +7,7 @@ import { API_PREFIX } from './ids.js';
 import { UNMATCHED_ROUTE } from './requestlog.js';
 import { registerBgpRoutes } from './routes/bgp.js';
 import { registerDeviceRoutes } from './routes/devices.js';
+import { registerHardwareReservationRoutes } from './routes/hardware-reservations.js';
 import { registerIpRoutes } from './routes/ips.js';
 import { registerLookupRoutes } from './routes/lookups.js';
 import { registerProjectRoutes } from './routes/projects.js';
@@ -210,6 +211,7 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
       registerIpRoutes(api, ctx);
       registerLookupRoutes(api, ctx);
       registerBgpRoutes(api, ctx);
+      registerHardwareReservationRoutes(api, ctx);
     },
     { prefix: API_PREFIX },
   );

@@ -1,5 +1,6 @@
 import type { AddressBlock } from './addressing.js';
 import { seedCatalog, type Catalog } from './catalog.js';
+import { seedHardwareReservations } from './hardware.js';
 import { newId, newToken, stableId } from './ids.js';
 
 /** Device states (DeviceState enum of the spec). */
@@ -161,6 +162,30 @@ export interface UserRecord {
   createdAt: number;
 }
 
+/**
+ * A hardware reservation: a server of `plan` in `metro` kept for the project. It is provisionable
+ * while it is not a spare, needs no service and carries no device.
+ */
+export interface HardwareReservationRecord {
+  id: string;
+  projectId: string;
+  /** Plan slug. */
+  plan: string;
+  /** Metro code. */
+  metro: string;
+  /** Facility code (the metro's facility). */
+  facility: string;
+  /** The device provisioned on it, until that device is gone. */
+  deviceId?: string;
+  spare: boolean;
+  needOfService: boolean;
+  /** Switch short id; devices on this reservation show it as their `switch_uuid`. */
+  switchUuid: string;
+  /** Amount charged per billing cycle. */
+  customRate: number;
+  createdAt: number;
+}
+
 /** A pending "make this hostname's provisioning fail" request (control API). */
 export interface ProvisionFailureRule {
   hostname: string;
@@ -180,6 +205,7 @@ export interface EmulatorState {
   reservations: ReservationRecord[];
   assignments: AssignmentRecord[];
   bgpConfigs: BgpConfigRecord[];
+  hardwareReservations: HardwareReservationRecord[];
   provisionFailures: ProvisionFailureRule[];
 }
 
@@ -197,11 +223,13 @@ export function createInitialState(opts: {
   token?: string;
 }): EmulatorState {
   const orgId = newId();
+  const projectId = opts.projectId ?? newId();
+  const catalog = seedCatalog();
   return {
     version: 1,
     token: opts.token ?? newToken(),
     addressing: opts.addressing,
-    catalog: seedCatalog(),
+    catalog,
     organization: { id: orgId, name: 'loko emulator', createdAt: opts.now },
     user: {
       id: newId(),
@@ -212,7 +240,7 @@ export function createInitialState(opts: {
     },
     projects: [
       {
-        id: opts.projectId ?? newId(),
+        id: projectId,
         name: 'loko',
         organizationId: orgId,
         createdAt: opts.now,
@@ -236,6 +264,7 @@ export function createInitialState(opts: {
     reservations: [],
     assignments: [],
     bgpConfigs: [],
+    hardwareReservations: seedHardwareReservations(catalog, projectId, opts.now),
     provisionFailures: [],
   };
 }
@@ -243,4 +272,15 @@ export function createInitialState(opts: {
 /** The project the token owns. */
 export function ownProject(state: EmulatorState): ProjectRecord {
   return state.projects.find((p) => p.access === 'own')!;
+}
+
+/**
+ * Fills in what state files of earlier versions lack: those predate hardware reservations, so
+ * the own project gets the seeded ones.
+ */
+export function upgradeState(state: EmulatorState, now: number): void {
+  const s = state as Omit<EmulatorState, 'hardwareReservations'> & {
+    hardwareReservations?: HardwareReservationRecord[];
+  };
+  s.hardwareReservations ??= seedHardwareReservations(state.catalog, ownProject(state).id, now);
 }

@@ -7,11 +7,13 @@ import type {
   DeviceActionType,
   DeviceCreateInput,
   DeviceUpdateInput,
+  HardwareReservation,
   IPAssignment,
   IPReservation,
   IPReservationRequestInput,
   IncludeOptions,
   ListDevicesOptions,
+  ListHardwareReservationsOptions,
   Metro,
   MetroCapacity,
   OperatingSystem,
@@ -46,6 +48,13 @@ export interface MetalApi {
   deleteIP(id: string): Promise<'deleted' | 'absent'>;
   listDeviceIPs(deviceId: string): Promise<IPAssignment[]>;
   assignIP(deviceId: string, address: string): Promise<IPAssignment>;
+
+  /** All hardware reservations of the project (follows pagination). */
+  listHardwareReservations(
+    projectId: string,
+    opts?: ListHardwareReservationsOptions,
+  ): Promise<HardwareReservation[]>;
+  getHardwareReservation(id: string, opts?: IncludeOptions): Promise<HardwareReservation>;
 
   listMetros(): Promise<Metro[]>;
   listPlans(): Promise<Plan[]>;

@@ -6,6 +6,7 @@
 import type { MetalApi } from './api.js';
 import * as bgp from './bgp.js';
 import * as devices from './devices.js';
+import * as hardwareReservations from './hardware-reservations.js';
 import * as ips from './ips.js';
 import * as lookups from './lookups.js';
 import * as projects from './projects.js';
@@ -20,11 +21,13 @@ import type {
   DeviceActionType,
   DeviceCreateInput,
   DeviceUpdateInput,
+  HardwareReservation,
   IPAssignment,
   IPReservation,
   IPReservationRequestInput,
   IncludeOptions,
   ListDevicesOptions,
+  ListHardwareReservationsOptions,
   Metro,
   MetroCapacity,
   OperatingSystem,
@@ -129,6 +132,21 @@ export class MetalClient implements MetalApi {
   /** `POST /devices/{id}/ips` `{address}` → 201 */
   assignIP(deviceId: string, address: string): Promise<IPAssignment> {
     return ips.assignIP(this.transport, deviceId, address);
+  }
+
+  // Hardware reservations
+
+  /** `GET /projects/{id}/hardware-reservations[?provisionable=only]` (all pages) */
+  listHardwareReservations(
+    projectId: string,
+    opts?: ListHardwareReservationsOptions,
+  ): Promise<HardwareReservation[]> {
+    return hardwareReservations.listHardwareReservations(this.transport, projectId, opts);
+  }
+
+  /** `GET /hardware-reservations/{id}` */
+  getHardwareReservation(id: string, opts?: IncludeOptions): Promise<HardwareReservation> {
+    return hardwareReservations.getHardwareReservation(this.transport, id, opts);
   }
 
   // Lookups

@@ -124,13 +124,42 @@ export interface Device {
   project?: Href | Project;
   ip_addresses: IPAssignment[];
   network_ports?: Port[];
-  hardware_reservation?: Href | null;
+  hardware_reservation?: Href | HardwareReservation | null;
   provisioning_percentage?: number;
   locked?: boolean;
   created_at?: string;
   updated_at?: string;
   userdata?: string;
   customdata?: Record<string, unknown>;
+}
+
+/**
+ * HardwareReservation (GET /projects/{id}/hardware-reservations, GET /hardware-reservations/{id}).
+ * A device created with `hardware_reservation_id` lands on it; `provisionable` is false while a
+ * device sits on it (`device` set) and for spares. The metro is `facility.metro`.
+ */
+export interface HardwareReservation {
+  id: string;
+  short_id?: string;
+  href?: string;
+  plan: { id?: string; slug: string; [k: string]: unknown };
+  facility?: { id?: string; code?: string; metro?: Metro; [k: string]: unknown };
+  project?: Href | Project;
+  /** The device on it: `{href}`, or the Device with `include=device`; absent or null when none. */
+  device?: Href | Device | null;
+  provisionable: boolean;
+  spare: boolean;
+  need_of_service: boolean;
+  switch_uuid?: string;
+  custom_rate?: number;
+  termination_time?: string;
+  created_at?: string;
+}
+
+/** Options of GET /projects/{id}/hardware-reservations. */
+export interface ListHardwareReservationsOptions extends IncludeOptions {
+  /** Only reservations a device can be provisioned on now (`provisionable=only`). */
+  provisionableOnly?: boolean;
 }
 
 /** DeviceCreateInMetroInput (POST /projects/{id}/devices). */
@@ -144,6 +173,7 @@ export interface DeviceCreateInput {
   userdata?: string;
   customdata?: Record<string, unknown>;
   tags?: string[];
+  /** A hardware reservation UUID, or `"next-available"` (any provisionable one of plan and metro). */
   hardware_reservation_id?: string;
   ip_addresses?: Array<{
     address_family: 4 | 6;

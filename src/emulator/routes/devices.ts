@@ -15,6 +15,7 @@ import {
 } from '../catalog.js';
 import { requireDevice, requireProject, type EmulatorContext } from '../context.js';
 import { unprocessable } from '../errors.js';
+import { reservationOfDevice, resolveHardwareReservation } from '../hardware.js';
 import { API_PREFIX, newId, shortId } from '../ids.js';
 import { assignManagementAddresses, type AddressRequest } from '../ipam.js';
 import {
@@ -30,7 +31,12 @@ import {
 } from '../lifecycle.js';
 import { first, listParam, paginate, parsePageParams, type QueryValue } from '../pagination.js';
 import { expandOf, renderDevice } from '../render.js';
-import type { DeviceRecord, EmulatorState, PortRecord } from '../state.js';
+import type {
+  DeviceRecord,
+  EmulatorState,
+  HardwareReservationRecord,
+  PortRecord,
+} from '../state.js';
 import { bodyObject, Fields } from '../validate.js';
 
 type Query = Record<string, QueryValue>;
@@ -158,6 +164,8 @@ interface CreateInput {
   spotPriceMax?: number;
   terminationTime?: string;
   addresses: AddressRequest;
+  /** The hardware reservation the device lands on. */
+  reservation?: HardwareReservationRecord;
 }
 
 function parseCreate(
@@ -197,13 +205,6 @@ function parseCreate(
   if (metroCode === undefined && facility === undefined) f.add('metro is required');
   if (metroCode !== undefined && facility !== undefined)
     f.add('Specify either metro or facility, not both');
-  if (hwReservation) {
-    f.add(
-      hwReservation === 'next-available'
-        ? 'No hardware reservations are available in this project'
-        : `Hardware reservation ${hwReservation} not found`,
-    );
-  }
   const plan = planSlug !== undefined ? findPlan(cat, planSlug) : undefined;
   if (planSlug !== undefined && !plan) f.add(`plan "${planSlug}" is not a valid plan`);
   const os = osSlug !== undefined ? findOperatingSystem(cat, osSlug) : undefined;
@@ -232,14 +233,25 @@ function parseCreate(
   }
   f.check();
 
-  const level = state.catalog.capacity[metro!.code]?.[plan!.slug] ?? 'unavailable';
-  const inUse = state.devices.filter(
-    (d) => d.projectId === projectId && d.plan === plan!.slug && d.metro === metro!.code,
-  ).length;
-  if (inUse + 1 > CAPACITY_LIMITS[level]) {
-    throw unprocessable(
-      `Not enough capacity: ${plan!.slug} is ${level === 'unavailable' ? 'not available' : 'limited'} in metro ${metro!.code} right now`,
-    );
+  // Reserved hardware is the project's already: it takes no on-demand capacity.
+  const reservation =
+    hwReservation !== undefined
+      ? resolveHardwareReservation(state, projectId, hwReservation, plan!, metro!)
+      : undefined;
+  if (!reservation) {
+    const level = state.catalog.capacity[metro!.code]?.[plan!.slug] ?? 'unavailable';
+    const inUse = state.devices.filter(
+      (d) =>
+        d.projectId === projectId &&
+        d.plan === plan!.slug &&
+        d.metro === metro!.code &&
+        !reservationOfDevice(state, d.id),
+    ).length;
+    if (inUse + 1 > CAPACITY_LIMITS[level]) {
+      throw unprocessable(
+        `Not enough capacity: ${plan!.slug} is ${level === 'unavailable' ? 'not available' : 'limited'} in metro ${metro!.code} right now`,
+      );
+    }
   }
 
   hostname ??= `${plan!.slug.split('.').slice(0, 2).join('-')}-${randomBytes(3).toString('hex')}`;
@@ -261,6 +273,7 @@ function parseCreate(
     ...(spotPriceMax !== undefined ? { spotPriceMax } : {}),
     ...(terminationTime !== undefined ? { terminationTime } : {}),
     addresses,
+    ...(reservation ? { reservation } : {}),
   };
 }
 
@@ -392,7 +405,8 @@ function createDevice(
     events: provisioningEvents(timeline, rule?.reason),
     ports: defaultPorts(nicCount(input.plan)),
     rootPassword: randomBytes(12).toString('base64url'),
-    switchUuid: randomBytes(4).toString('hex'),
+    // The reserved server hangs off the reservation's switch.
+    switchUuid: input.reservation?.switchUuid ?? randomBytes(4).toString('hex'),
   };
   state.devices.push(device);
   try {
@@ -401,6 +415,7 @@ function createDevice(
     state.devices.pop();
     throw err;
   }
+  if (input.reservation) input.reservation.deviceId = device.id;
   return device;
 }
 
@@ -454,7 +469,11 @@ function matchesFilters(state: EmulatorState, d: DeviceRecord, q: Query): boolea
   const type = first(q.type);
   if (type === 'spot' && !d.spotInstance) return false;
   if (type === 'ondemand' && d.spotInstance) return false;
-  if (type === 'reserved' || first(q.reserved) === 'true') return false; // no hardware reservations
+  const reserved = reservationOfDevice(state, d.id) !== undefined;
+  if (type === 'reserved' && !reserved) return false;
+  if (type === 'ondemand' && reserved) return false;
+  const reservedParam = first(q.reserved);
+  if (reservedParam !== undefined && (reservedParam === 'true') !== reserved) return false;
   const hasTermination = first(q.has_termination_time);
   if (
     hasTermination !== undefined &&

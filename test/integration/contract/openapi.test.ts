@@ -97,6 +97,19 @@ if (!specPresent) {
           status: 200,
           body: { devices: [], meta: { next: null } },
         },
+        {
+          method: 'GET',
+          route: '/metal/v1/hardware-reservations/:id',
+          status: 200,
+          body: { id: 'x', provisionable: 'yes' },
+        },
+        {
+          // The spec's Device is not nullable: a free reservation leaves `device` out.
+          method: 'GET',
+          route: '/metal/v1/projects/:id/hardware-reservations',
+          status: 200,
+          body: { hardware_reservations: [{ device: null }] },
+        },
         { method: 'GET', route: '/metal/v1/devices/:id', status: 418, body: {} },
         { method: 'POST', route: '/metal/v1/devices/:id/actions', status: 202, body: { ok: true } },
       ];
@@ -240,6 +253,59 @@ if (!specPresent) {
       expect((await api('DELETE', `/ips/${eip.body.id}`)).status).toBe(204);
       expect((await api('GET', `/ips/${eip.body.id}`)).status).toBe(404);
 
+      // Hardware reservations: list, get, a device on one (by UUID), next-available exhausted.
+      const hwList = await api('GET', `/projects/${pid}/hardware-reservations?provisionable=only`);
+      expect(hwList.status).toBe(200);
+      const hw = (
+        hwList.body.hardware_reservations as Array<{ id: string; plan: { slug: string } }>
+      ).find((r) => r.plan.slug === 'm3.small.x86')!;
+      expect((await api('GET', `/hardware-reservations/${hw.id}`)).status).toBe(200); // no device
+      expect(
+        (await api('GET', `/projects/${FOREIGN_PROJECT_ID}/hardware-reservations`)).status,
+      ).toBe(403);
+      expect(
+        (await api('GET', '/hardware-reservations/00000000-0000-4000-8000-000000000000')).status,
+      ).toBe(404);
+      await checkpoint();
+      const reserved = await api(
+        'POST',
+        `/projects/${pid}/devices`,
+        deviceInput({
+          hostname: 'contract-reserved',
+          metro: 'da',
+          plan: 'm3.small.x86',
+          hardware_reservation_id: hw.id,
+        }),
+      );
+      expect(reserved.status).toBe(201);
+      expect(
+        (
+          await api(
+            'POST',
+            `/projects/${pid}/devices`,
+            deviceInput({
+              metro: 'da',
+              plan: 'm3.small.x86',
+              hardware_reservation_id: 'next-available',
+            }),
+          )
+        ).status,
+      ).toBe(422);
+      await checkpoint();
+      await control.advanceClock(5); // the reserved device is active
+      expect(
+        (await api('GET', `/devices/${reserved.body.id}?include=hardware_reservation`)).status,
+      ).toBe(200);
+      expect((await api('GET', `/hardware-reservations/${hw.id}?include=device`)).status).toBe(200);
+      expect((await api('GET', `/projects/${pid}/hardware-reservations?per_page=2`)).status).toBe(
+        200,
+      );
+      await checkpoint();
+      expect((await api('GET', `/hardware-reservations/${hw.id}?include=project`)).status).toBe(
+        200,
+      );
+      await checkpoint();
+
       // BGP.
       expect((await api('GET', `/projects/${pid}/bgp-config`)).status).toBe(200); // {}
       await checkpoint();
@@ -265,8 +331,11 @@ if (!specPresent) {
       expect((await api('DELETE', `/devices/${ids[3]}`)).status).toBe(422); // locked
       expect((await api('DELETE', `/devices/${ids[1]}`)).status).toBe(204);
       expect((await api('DELETE', `/devices/${ids[2]}`)).status).toBe(204); // failed devices can go
+      expect((await api('DELETE', `/devices/${reserved.body.id}`)).status).toBe(204);
       await control.advanceClock(10);
       expect((await api('GET', `/devices/${ids[1]}`)).status).toBe(404);
+      const freed = await api('GET', `/hardware-reservations/${hw.id}`);
+      expect(freed.body.provisionable).toBe(true);
       await checkpoint();
 
       const problems = validateSamples(spec, ajv, samples);

@@ -125,6 +125,49 @@ describe('requests on the wire', () => {
     expect(JSON.parse(requests[2]!.body!)).toEqual({ address: '147.75.1.2/32' });
   });
 
+  it('hardware reservations: list (provisionable=only, all pages) and get', async () => {
+    const hw = (id: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      plan: { slug: 'c3.small.x86' },
+      facility: {
+        code: 'sv15',
+        metro: { id: 'm', code: 'sv', name: 'Silicon Valley', country: 'US' },
+      },
+      provisionable: true,
+      spare: false,
+      need_of_service: false,
+      ...extra,
+    });
+    const { client, requests } = setup([
+      () =>
+        json(200, {
+          hardware_reservations: [hw('h1'), hw('h2')],
+          meta: { next: { href: '/metal/v1/projects/p1/hardware-reservations?page=2' } },
+        }),
+      () => json(200, { hardware_reservations: [hw('h3')], meta: { next: null } }),
+      () => json(200, { hardware_reservations: [], meta: {} }),
+      () => json(200, hw('h1', { provisionable: false, device: { href: '/metal/v1/devices/d1' } })),
+      () => json(404, { errors: ['Not found'] }),
+    ]);
+    const all = await client.listHardwareReservations('p1', { provisionableOnly: true });
+    expect(all.map((r) => r.id)).toEqual(['h1', 'h2', 'h3']);
+    expect(all[0]!.facility?.metro?.code).toBe('sv');
+    await expect(client.listHardwareReservations('p1')).resolves.toEqual([]);
+    const one = await client.getHardwareReservation('h1', { include: ['device'] });
+    expect(one).toMatchObject({ provisionable: false, device: { href: '/metal/v1/devices/d1' } });
+    await expect(client.getHardwareReservation('gone')).rejects.toMatchObject({
+      name: 'MetalApiError',
+      status: 404,
+    });
+    expect(requests.map((r) => `${r.method} ${r.url.pathname}${r.url.search}`)).toEqual([
+      'GET /metal/v1/projects/p1/hardware-reservations?provisionable=only&per_page=100',
+      'GET /metal/v1/projects/p1/hardware-reservations?provisionable=only&page=2&per_page=100',
+      'GET /metal/v1/projects/p1/hardware-reservations?per_page=100',
+      'GET /metal/v1/hardware-reservations/h1?include=device',
+      'GET /metal/v1/hardware-reservations/gone',
+    ]);
+  });
+
   it('lookups read unpaginated envelopes once', async () => {
     const { client, requests } = setup([
       () => json(200, { metros: [{ id: 'm', code: 'da', name: 'Dallas', country: 'US' }] }),

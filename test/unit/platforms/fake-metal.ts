@@ -283,6 +283,12 @@ export class FakeMetal implements MetalApi {
   async assignIP(): Promise<never> {
     throw new Error('not in fake');
   }
+  async listHardwareReservations(): Promise<never> {
+    throw new Error('not in fake');
+  }
+  async getHardwareReservation(): Promise<never> {
+    throw new Error('not in fake');
+  }
   async listMetros(): Promise<Metro[]> {
     this.calls.push('listMetros');
     return METROS;
