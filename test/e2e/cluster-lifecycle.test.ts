@@ -85,8 +85,21 @@ describe('cluster lifecycle with --emulator', () => {
     expect(r.stdout).toContain('Destroyed cluster "quickstart": 4 devices');
     const plan = await loko(['cluster', 'plan', ...c, '-o', 'json']);
     expect(plan.code).toBe(2);
-    const doc = JSON.parse(plan.stdout) as { counts: { create: number } };
+    const doc = JSON.parse(plan.stdout) as {
+      counts: { create: number };
+      mutations: Array<{ description: string }>;
+    };
     expect(doc.counts.create).toBe(4);
+
+    // The plan's dry run lists exactly the API writes the next apply performs.
+    const apply = await loko(['cluster', 'apply', ...c, '--yes', '-o', 'json']);
+    expect(apply.code).toBe(0);
+    const done = JSON.parse(apply.stdout) as { mutations: Array<{ description: string }> };
+    expect(done.mutations.map((m) => m.description).sort()).toEqual(
+      doc.mutations.map((m) => m.description).sort(),
+    );
+    expect(done.mutations).toHaveLength(4);
+    await loko(['cluster', 'destroy', ...c, '--yes']);
     const again = await loko(['cluster', 'destroy', ...c, '--yes']);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('Nothing to destroy');

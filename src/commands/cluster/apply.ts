@@ -47,7 +47,7 @@ export function clusterApplyCommand(runAction: RunAction): Command {
       runAction<ApplyFlags>(async (ctx, opts) => {
         const { withClusterSession } = await import('../shared/session.js');
         const { createRunner, pollFor } = await import('../shared/runner.js');
-        const { planLines, planJson } = await import('../shared/render-plan.js');
+        const { planLines, planJson, mutationJson } = await import('../shared/render-plan.js');
         const { summaryLines } = await import('../shared/render-summary.js');
         const { confirm } = await import('../../tasks/prompt.js');
         const p = await import('../../platforms/equinixmetal/index.js');
@@ -90,7 +90,12 @@ export function clusterApplyCommand(runAction: RunAction): Command {
             const summary = actx.summary!;
 
             if (ctx.host.format === 'json') {
-              ctx.host.json({ ...planJson(plan), summary, summaryFile: actx.summaryFile });
+              ctx.host.json({
+                ...planJson(plan),
+                mutations: executor.recorded.map(mutationJson),
+                summary,
+                summaryFile: actx.summaryFile,
+              });
               return ExitCode.ok;
             }
             for (const line of summaryLines(summary, ctx.host.colorOut)) ctx.host.out(line);

@@ -4,6 +4,7 @@
  */
 import { Command } from 'commander';
 import { ExitCode } from '../../util/errors.js';
+import type { ApplyContext } from '../../platforms/equinixmetal/apply.js';
 import type { RunAction } from '../shared/context.js';
 
 /** Defines the command. */
@@ -36,8 +37,12 @@ export function clusterPlanCommand(runAction: RunAction): Command {
             const runner = await createRunner(ctx);
             await runner.run(p.planPhases, actx, ctx.signal);
             const plan = actx.plan!;
-            if (ctx.host.format === 'json') ctx.host.json(planJson(plan));
-            else
+            if (ctx.host.format === 'json') {
+              ctx.host.json({
+                ...planJson(plan),
+                mutations: await dryRunMutations(actx, ctx.signal),
+              });
+            } else
               for (const line of planLines(plan, ctx.host.colorOut, opts.allowReplace ?? false))
                 ctx.host.out(line);
             return plan.changes ? ExitCode.changesPending : ExitCode.ok;
@@ -45,4 +50,20 @@ export function clusterPlanCommand(runAction: RunAction): Command {
         );
       }),
     );
+}
+
+/**
+ * The API writes apply would make, from running apply's own phases with the dry-run executor
+ * (no API calls: waits are skipped in dry-run). `null` when apply would refuse replacements.
+ */
+async function dryRunMutations(
+  actx: ApplyContext,
+  signal: AbortSignal,
+): Promise<Array<{ call: string; description: string }> | null> {
+  const p = await import('../../platforms/equinixmetal/index.js');
+  const { createPlainRunner } = await import('../../tasks/phase.js');
+  if (p.refusedReplacements(actx.plan!, actx.options.allowReplace).length > 0) return null;
+  await createPlainRunner().run(p.applyPhases, actx, signal);
+  const { mutationJson } = await import('../shared/render-plan.js');
+  return actx.executor.recorded.map(mutationJson);
 }

@@ -2,6 +2,7 @@
  * How a plan looks: text for people (grouped symbols like Terraform's), JSON for scripts.
  */
 import type { ChalkInstance } from 'chalk';
+import { describeMutation, type Mutation } from '../../platforms/equinixmetal/executor.js';
 import type { Action, Plan } from '../../platforms/equinixmetal/plan.js';
 
 const SYMBOL: Record<Action['type'], string> = {
@@ -116,4 +117,22 @@ export function planJson(p: Plan): Record<string, unknown> {
     counts: p.counts,
     actions: p.actions.map(actionJson),
   };
+}
+
+/** JSON form of one API write: the call and a sentence (no bodies: userdata stays out of logs). */
+export function mutationJson(m: Mutation): { call: string; description: string } {
+  return { call: mutationCall(m), description: describeMutation(m) };
+}
+
+function mutationCall(m: Mutation): string {
+  switch (m.kind) {
+    case 'create-device':
+      return `POST /projects/${m.projectId}/devices`;
+    case 'update-device':
+      return `PUT /devices/${m.deviceId}`;
+    case 'delete-device':
+      return `DELETE /devices/${m.deviceId}`;
+    case 'delete-ip-reservation':
+      return `DELETE /ips/${m.id}`;
+  }
 }
