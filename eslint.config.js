@@ -8,13 +8,24 @@ export default tseslint.config(
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'no-console': 'error',
     },
   },
   {
     // Only the command layer, the output host and scripts may write to the terminal.
-    files: ['src/commands/**', 'src/tasks/**', 'src/cli.ts', 'bin/**', 'scripts/**', 'bench/**', 'test/**'],
+    files: [
+      'src/commands/**',
+      'src/tasks/**',
+      'src/cli.ts',
+      'bin/**',
+      'scripts/**',
+      'bench/**',
+      'test/**',
+    ],
     rules: { 'no-console': 'off' },
   },
 );
