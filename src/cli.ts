@@ -4,7 +4,7 @@
  * (config parser, Metal client, emulator, listr2) load inside action handlers so `loko --help`
  * stays fast.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { clusterApplyCommand } from './commands/cluster/apply.js';
 import { clusterDestroyCommand } from './commands/cluster/destroy.js';
 import { clusterPlanCommand } from './commands/cluster/plan.js';
@@ -50,6 +50,16 @@ const collect = (value: string, previous: string[] | undefined): string[] => [
   value,
 ];
 
+/** Parses a flag value that must be a positive (finite) number; the error names the flag. */
+function positiveNumber(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new InvalidArgumentError(`${flag} must be a positive number, for example 10`);
+    return n;
+  };
+}
+
 /**
  * Builds the command tree. `setExitCode` receives each action's exit code (commander actions
  * cannot return one).
@@ -64,6 +74,7 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
       var: raw.var ?? [],
       varFile: raw.varFile ?? [],
       apiUrl: raw.apiUrl,
+      apiRate: raw.apiRate,
       emulator: raw.emulator ?? false,
       output: raw.output ?? 'text',
       color: raw.color ?? true,
@@ -115,6 +126,11 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
     .option(
       '--api-url <url>',
       'Metal API base URL (default: $METAL_API_URL; token from $METAL_AUTH_TOKEN)',
+    )
+    .option(
+      '--api-rate <requests-per-second>',
+      'client-side limit of Metal API requests per second (default: $LOKO_API_RATE, else 10)',
+      positiveNumber('--api-rate'),
     )
     .option(
       '--emulator',

@@ -13,6 +13,8 @@ export interface GlobalOptions {
   /** `--var-file <file>`, repeatable. */
   varFile: string[];
   apiUrl?: string;
+  /** `--api-rate`: client-side Metal API requests per second; unset falls back to LOKO_API_RATE, then 10. */
+  apiRate?: number;
   emulator: boolean;
   output: OutputFormat;
   /** False with `--no-color`. */

@@ -26,6 +26,12 @@ export interface MetalConnection {
   close(): Promise<void>;
 }
 
+/** Env variable for the client-side rate limit when `--api-rate` is not given. */
+export const API_RATE_ENV = 'LOKO_API_RATE';
+
+/** Client-side requests per second when neither `--api-rate` nor LOKO_API_RATE is set. */
+export const DEFAULT_API_RATE = 10;
+
 /** Env variable read by the embedded emulator: its clock speed (default 1). */
 export const TIME_SCALE_ENV = 'LOKO_EMULATOR_TIME_SCALE';
 
@@ -45,6 +51,8 @@ export async function openMetal(
   const { createMetalClient, resolveMetalEndpoint, missingEndpointError } =
     await import('../../metal/index.js');
   const logger = { debug: (msg: string) => ctx.host.debug(msg) };
+  const requestsPerSecond = apiRate(ctx);
+  ctx.host.debug(`Metal API client rate limit: ${requestsPerSecond} requests/s`);
 
   if (ctx.globals.emulator) {
     if (ctx.globals.apiUrl) {
@@ -67,7 +75,12 @@ export async function openMetal(
       `embedded emulator at ${running.url} (state ${statePath}, time scale ${timeScale})`,
     );
     return {
-      api: createMetalClient({ baseUrl: running.url, token: running.token, logger }),
+      api: createMetalClient({
+        baseUrl: running.url,
+        token: running.token,
+        requestsPerSecond,
+        logger,
+      }),
       kind: 'emulator',
       baseUrl: running.url,
       timeScale,
@@ -78,12 +91,31 @@ export async function openMetal(
   const endpoint = resolveMetalEndpoint({ apiUrlFlag: ctx.globals.apiUrl, env: ctx.env });
   if (!endpoint) throw missingEndpointError();
   return {
-    api: createMetalClient({ baseUrl: endpoint.baseUrl, token: endpoint.token, logger }),
+    api: createMetalClient({
+      baseUrl: endpoint.baseUrl,
+      token: endpoint.token,
+      requestsPerSecond,
+      logger,
+    }),
     kind: 'remote',
     baseUrl: endpoint.baseUrl,
     timeScale: 1,
     close: async () => {},
   };
+}
+
+/** Requests per second of the Metal client: `--api-rate`, else LOKO_API_RATE, else 10. */
+export function apiRate(ctx: Pick<CommandContext, 'globals' | 'env'>): number {
+  if (ctx.globals.apiRate !== undefined) return ctx.globals.apiRate;
+  const raw = ctx.env[API_RATE_ENV];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_API_RATE;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new LokoError(`${API_RATE_ENV}="${raw}" is not a positive number`, {
+      hint: `Set ${API_RATE_ENV} (or --api-rate) to the Metal API requests per second loko may send, for example ${API_RATE_ENV}=5.`,
+    });
+  }
+  return n;
 }
 
 function parseTimeScale(raw: string | undefined): number {
