@@ -12,6 +12,8 @@ export class TokenBucket {
   private readonly toleranceMs: number;
   /** Theoretical arrival time of the next request (ms on the `now()` clock). */
   private tat: number;
+  /** No request may start before this (set by {@link holdUntil}). */
+  private heldUntil = -Infinity;
 
   constructor(
     requestsPerSecond: number,
@@ -43,6 +45,15 @@ export class TokenBucket {
    * Requests booked afterwards resume at the normal pace, without a burst.
    */
   holdUntil(untilMs: number): void {
+    this.heldUntil = Math.max(this.heldUntil, untilMs);
     this.tat = Math.max(this.tat, untilMs + this.toleranceMs);
+  }
+
+  /**
+   * Ms left of a hold (0 when none). A caller that booked its slot before the hold was set must
+   * check this once its wait is over and book again: the API's "slow down" covers it too.
+   */
+  heldFor(): number {
+    return Math.max(0, this.heldUntil - this.now());
   }
 }

@@ -423,8 +423,14 @@ export class MetalTransport {
 
   private async acquireSlot(signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) throw abortError(signal);
-    const wait = this.bucket.reserve();
-    if (wait > 0) await this.sleep(wait, signal);
+    // A 429 that arrives while this request waits for its slot (booked earlier) holds it too:
+    // the API asked the client to slow down, not only the request it refused. Booking again
+    // after a hold lands behind it (the hold moved the schedule), paced as usual.
+    for (;;) {
+      const wait = this.bucket.reserve();
+      if (wait > 0) await this.sleep(wait, signal);
+      if (this.bucket.heldFor() === 0) return;
+    }
   }
 
   /** Exponential backoff with "equal jitter": uniform in [d/2, d], d = base·2^(n−1) ≤ cap. */

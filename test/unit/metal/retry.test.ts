@@ -68,6 +68,29 @@ describe('retries', () => {
     for (const r of requests.slice(1)) expect(r.at - t0).toBeGreaterThanOrEqual(4000);
   });
 
+  it('a 429 also holds requests that had already booked their rate-limit slot', async () => {
+    let first = true;
+    const { client, requests } = setup(
+      (req) => {
+        if (first) {
+          first = false;
+          return json(429, {}, { 'retry-after': '4' });
+        }
+        return json(200, device(req.url.pathname.split('/').pop()!));
+      },
+      { requestsPerSecond: 10 },
+    );
+    // Five at once: the first goes now and gets the 429; the others booked slots 100-400 ms later.
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => client.getDevice(id)));
+    const t0 = requests[0]!.at;
+    expect(requests).toHaveLength(6);
+    for (const r of requests.slice(1)) expect(r.at - t0).toBeGreaterThanOrEqual(4000);
+    // After the hold they resume at the normal pace, not all at once.
+    const after = requests.slice(1).map((r) => r.at);
+    for (let i = 1; i < after.length; i++)
+      expect(after[i]! - after[i - 1]!).toBeGreaterThanOrEqual(100);
+  });
+
   it('retries a burst of 5xx with growing backoff, then succeeds', async () => {
     const { client, clock, requests } = setup(
       [
