@@ -138,7 +138,7 @@ export function userTags(
         `Invalid tag key "${k}" in ${path}`,
         k === ''
           ? 'Tag keys cannot be empty.'
-          : 'Tags starting with "loko:" are reserved: loko finds the resources it owns by them.',
+          : 'The tag key "loko" and keys starting with "loko:" are reserved: loko finds the resources it owns by them. Rename the key.',
         keyRange(attr, k, fallback),
       );
       continue;

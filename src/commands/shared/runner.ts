@@ -15,9 +15,9 @@ export async function createRunner(ctx: CommandContext): Promise<PhaseRunner> {
 }
 
 /**
- * Poll timing: 2 s growing to 10 s, `timeoutMinutes` overall (`--timeout`, default 30). Against
- * an emulator whose clock runs `timeScale` times faster, intervals and budget shrink by the same
- * factor so the number of polls stays the same.
+ * Poll timing: 2 s growing to 10 s, `timeoutMinutes` overall (`--timeout`, default 30, always
+ * real minutes as the flag says). Against an emulator whose clock runs `timeScale` times faster,
+ * the intervals shrink by the same factor so the number of polls stays the same.
  */
 export function pollFor(timeScale: number, timeoutMinutes = 30) {
   const timeoutMs = timeoutMinutes * 60_000;
@@ -26,6 +26,6 @@ export function pollFor(timeScale: number, timeoutMinutes = 30) {
     intervalMs: Math.max(100, 2_000 / s),
     maxIntervalMs: Math.max(200, 10_000 / s),
     factor: 1.5,
-    timeoutMs: timeoutMs / s,
+    timeoutMs,
   };
 }

@@ -112,8 +112,7 @@ export function desiredState(cluster: ClusterConfig): DesiredState {
           clusterTag(name),
           roleTag('worker'),
           poolTag(pool.name),
-          ...cluster.tags,
-          ...pool.tags,
+          ...overrideTags(cluster.tags, pool.tags),
         ]),
         hardwareReservationId: reservationFor(pool.reservationIds, pool.reservationIdsDefault, i),
         userdata: placeholderUserdata(hostname),
@@ -166,4 +165,14 @@ function sshKeyLabel(clusterName: string, key: string, index: number): string {
 
 function uniq(values: string[]): string[] {
   return [...new Set(values)];
+}
+
+/**
+ * User tags of a pool's devices: the cluster's `key:value` tags with the pool's tags overriding
+ * the same key, so `team = "a"` on the cluster and `team = "b"` on a pool gives `team:b` only.
+ */
+export function overrideTags(clusterTags: string[], poolTags: string[]): string[] {
+  const key = (t: string) => t.split(':', 1)[0];
+  const poolKeys = new Set(poolTags.map(key));
+  return [...clusterTags.filter((t) => !poolKeys.has(key(t))), ...poolTags].sort();
 }

@@ -34,6 +34,19 @@ describe('desiredState', () => {
     ]);
   });
 
+  it("lets a pool's tag override the cluster's tag with the same key", () => {
+    const d = desiredState(
+      cluster({
+        tags: ['team:infra', 'env:prod'],
+        workerPools: [pool('general', { count: 1, tags: ['team:web'] })],
+      }),
+    );
+    expect(d.devices[0]!.tags).toContain('team:infra');
+    expect(d.devices[1]!.tags).toContain('team:web');
+    expect(d.devices[1]!.tags).toContain('env:prod');
+    expect(d.devices[1]!.tags).not.toContain('team:infra');
+  });
+
   it('carries plan, metro (lowercased), OS, billing cycle, ssh keys and placeholder userdata', () => {
     const d = desiredState(
       cluster({
