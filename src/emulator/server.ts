@@ -73,6 +73,8 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
   });
 
   const bodies = new WeakMap<FastifyRequest, string>();
+  /** Requests held by a latency-only fault rule, and for how long (ms). */
+  const delayed = new WeakMap<FastifyRequest, number>();
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
@@ -85,7 +87,12 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
     if (!isApiPath(req.url)) return;
 
     const fault = ctx.faults.take(req.method, routeOf(req), req.url);
-    if (fault?.latencyMs) await new Promise((r) => setTimeout(r, fault.latencyMs));
+    if (fault?.latencyMs) {
+      // A latency-only rule delays the work after the request has been read in full (preHandler):
+      // like a real API, the work is then done even if the client has gone away meanwhile.
+      if (!fault.reset && !fault.status) delayed.set(req, fault.latencyMs);
+      else await new Promise((r) => setTimeout(r, fault.latencyMs));
+    }
     if (fault?.reset) {
       ctx.requestLog.add({
         at: new Date().toISOString(),
@@ -137,22 +144,16 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
     if (sweep(ctx.state, ctx.clock.now())) ctx.changed();
   });
 
-  app.addHook('onSend', async (req, _reply, payload) => {
-    if (isApiPath(req.url)) {
-      bodies.set(
-        req,
-        typeof payload === 'string'
-          ? payload
-          : Buffer.isBuffer(payload)
-            ? payload.toString('utf8')
-            : '',
-      );
-    }
-    return payload;
+  app.addHook('preHandler', async (req) => {
+    const ms = delayed.get(req);
+    if (ms) await new Promise((r) => setTimeout(r, ms));
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    if (!isApiPath(req.url)) return;
+  /** Requests already logged (answered to a client that had gone away). */
+  const logged = new WeakSet<FastifyRequest>();
+  const logAnswer = (req: FastifyRequest, reply: FastifyReply): void => {
+    if (logged.has(req)) return;
+    logged.add(req);
     const retryAfter = reply.getHeader('retry-after');
     ctx.requestLog.add(
       {
@@ -166,6 +167,27 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
       },
       bodies.get(req),
     );
+  };
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (isApiPath(req.url)) {
+      bodies.set(
+        req,
+        typeof payload === 'string'
+          ? payload
+          : Buffer.isBuffer(payload)
+            ? payload.toString('utf8')
+            : '',
+      );
+      // The client went away while the request was worked on (e.g. held by a latency fault):
+      // the work is done, but onResponse will not run for an answer nobody receives.
+      if (req.raw.socket?.destroyed) logAnswer(req, reply);
+    }
+    return payload;
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    if (isApiPath(req.url)) logAnswer(req, reply);
   });
 
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useEmulator, withEmulator } from '../../harness/emulator.js';
+import { deviceInput, useEmulator, withEmulator } from '../../harness/emulator.js';
 
 describe('control API', () => {
   const emu = useEmulator();
@@ -82,6 +82,35 @@ describe('control API', () => {
     expect((await api('GET', '/plans')).status).toBe(200);
     const reset = (await control.requests()).find((e) => e.status === 0);
     expect(reset?.route).toBe('/metal/v1/plans');
+  });
+
+  it('a request held by latency is done and logged even when its client has gone away', async () => {
+    const { control, url, token, projectId } = emu();
+    await control.addFault({ method: 'POST', route: '/projects/:id/devices', latencyMs: 300 });
+    const since = await control.lastSeq();
+    const gone = new AbortController();
+    const sent = fetch(`${url}/projects/${projectId}/devices`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: { 'x-auth-token': token, 'content-type': 'application/json' },
+      body: JSON.stringify(deviceInput({ hostname: 'held-then-orphaned' })),
+    });
+    while ((await control.faults()).length > 0) await new Promise((r) => setTimeout(r, 10));
+    gone.abort();
+    await expect(sent).rejects.toThrow();
+    let created: Array<{ method: string; status: number }> = [];
+    for (let i = 0; i < 100 && created.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      created = (await control.requests(since)).filter((e) => e.method === 'POST');
+    }
+    expect(created).toEqual([expect.objectContaining({ status: 201 })]);
+    const list = await emu().api(
+      'GET',
+      `/projects/${projectId}/devices?hostname=held-then-orphaned`,
+    );
+    expect(list.body.devices.map((d: { hostname: string }) => d.hostname)).toContain(
+      'held-then-orphaned',
+    );
   });
 
   it('rejects malformed fault rules with 400', async () => {
