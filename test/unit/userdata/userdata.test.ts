@@ -241,7 +241,7 @@ describe('joining controller userdata (kubeadm join --control-plane)', () => {
         },
       },
       controlPlane: { localAPIEndpoint: { bindPort: 6443 } },
-      timeouts: { discovery: '30m0s' },
+      timeouts: { discovery: '30m0s', etcdAPICall: '10m0s' },
     });
     // The CA files are pre-written, so no certificate key travels.
     expect(JSON.stringify(join)).not.toContain('certificateKey');
@@ -293,6 +293,7 @@ describe('worker userdata (kubeadm join)', () => {
       ],
       taints: [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }],
     });
+    expect(join.timeouts).toEqual({ discovery: '30m0s' });
     expect(general.cfg.runcmd.at(-1)).toEqual(['kubeadm', 'join', '--config', KUBEADM_CONFIG_PATH]);
   });
 

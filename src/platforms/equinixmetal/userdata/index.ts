@@ -26,6 +26,7 @@ export { UserdataError } from './errors.js';
 export {
   controlPlaneAddress,
   JOIN_DISCOVERY_TIMEOUT,
+  JOIN_ETCD_API_TIMEOUT,
   kubeadmAction,
   kubeadmConfig,
   toYaml,

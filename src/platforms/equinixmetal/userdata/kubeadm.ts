@@ -34,6 +34,12 @@ export interface KubeadmConfig {
  */
 export const JOIN_DISCOVERY_TIMEOUT = '30m0s';
 
+/**
+ * How long a joining controller retries etcd calls (adding itself as a learner, promoting it):
+ * etcd admits one learner at a time, so controllers that boot together wait for each other.
+ */
+export const JOIN_ETCD_API_TIMEOUT = '10m0s';
+
 export function kubeadmAction(node: NodeBootstrap): KubeadmAction {
   if (node.role === 'worker') return 'join-worker';
   return node.index === 0 ? 'init' : 'join-control-plane';
@@ -124,7 +130,9 @@ function joinConfiguration(
     },
     nodeRegistration: nodeRegistration(node),
     ...(controlPlane ? { controlPlane: { localAPIEndpoint: { bindPort: API_SERVER_PORT } } } : {}),
-    timeouts: { discovery: JOIN_DISCOVERY_TIMEOUT },
+    timeouts: controlPlane
+      ? { discovery: JOIN_DISCOVERY_TIMEOUT, etcdAPICall: JOIN_ETCD_API_TIMEOUT }
+      : { discovery: JOIN_DISCOVERY_TIMEOUT },
   };
 }
 
