@@ -21,7 +21,7 @@ export function transientWebhook(err: unknown): string | undefined {
   if (!UNREACHABLE.test(msg)) return undefined;
   const admission = /failed calling webhook "([^"]+)"/.exec(msg);
   if (admission) return admission[1];
-  const conversion = /conversion webhook for (\S+?),? failed/.exec(msg);
+  const conversion = /conversion webhook for (.+?) failed/.exec(msg);
   if (conversion) return `conversion webhook for ${conversion[1]}`;
   return undefined;
 }
