@@ -8,6 +8,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          // One real Kubernetes control plane per run for test/integration/kube (docs/testing.md).
+          globalSetup: ['test/harness/kube/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
