@@ -40,7 +40,10 @@ export interface ApplyRequestOptions {
   fieldManager?: string;
   /** Take over fields other managers own (default false: conflicts throw `FieldConflictError`). */
   force?: boolean;
-  /** Validate and compute the result without persisting it. */
+  /**
+   * Validate and compute the result without persisting it. (Custom resources of a CRD that the
+   * same dry run would create cannot be checked: the API does not serve their kind yet.)
+   */
   dryRun?: boolean;
   /** Default `Strict`: unknown fields are an error, not a silent drop. */
   fieldValidation?: FieldValidation;

@@ -10,12 +10,12 @@
  * Binaries missing: the state says `unavailable` and Kubernetes suites skip (or fail under
  * CI=true). `LOKO_KUBE_CONTROLLERS=0` starts only etcd + kube-apiserver.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { checkBinaries, CONTROLLER_BINARIES, CORE_BINARIES, isCI, kubeBinDir } from './binaries.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
+import { HARNESS_ROOT } from './processes.js';
 import { SocketSampler } from './sockets.js';
 import { writeState, type KubeHarnessState } from './state.js';
 
@@ -23,7 +23,15 @@ const say = (line: string) => process.stderr.write(`[kube harness] ${line}\n`);
 
 /** Starts the shared control plane in the background and provides its state file. */
 export default function setup(project: TestProject): () => Promise<void> {
-  const stateDir = mkdtempSync(join(tmpdir(), 'loko-kube-state-'));
+  // Under HARNESS_ROOT with an owner record, so a crashed run's state dir is swept like its
+  // control plane (./processes.ts).
+  mkdirSync(HARNESS_ROOT, { recursive: true, mode: 0o700 });
+  const stateDir = mkdtempSync(join(HARNESS_ROOT, `state-${Date.now()}-`));
+  writeFileSync(
+    join(stateDir, 'owner.json'),
+    JSON.stringify({ ownerPid: process.pid, components: [] }) + '\n',
+    { mode: 0o600 },
+  );
   const stateFile = join(stateDir, 'state.json');
   project.provide('lokoKube', { stateFile });
 
