@@ -7,8 +7,11 @@ import type { Block, Body } from './ast.js';
 import { decodeBody, valueRange, type DecodedAttr, type DecodedBody } from './decode.js';
 import { DiagnosticSink, formatPosition, quoteList } from './diagnostics.js';
 import type { EvalContext } from './evaluate.js';
+import { DEFAULT_KUBERNETES_VERSION, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR } from './defaults.js';
 import {
+  checkKubernetesVersion,
   checkLabels,
+  checkNetworks,
   checkReservationReuse,
   checkReservations,
   parseTaints,
@@ -101,8 +104,19 @@ export function decodeCluster(
     billingCycle: (val<string>('billing_cycle') ?? 'hourly') as BillingCycle,
     reservationIds,
     reservationIdsDefault: (val<string>('reservation_ids_default') ?? '') as '' | 'next-available',
+    kubernetesVersion: val<string>('kubernetes_version') ?? DEFAULT_KUBERNETES_VERSION,
+    podCidr: val<string>('pod_cidr') ?? DEFAULT_POD_CIDR,
+    serviceCidr: val<string>('service_cidr') ?? DEFAULT_SERVICE_CIDR,
     workerPools: [],
   };
+  if (attr('kubernetes_version').valid) {
+    checkKubernetesVersion(
+      cluster.kubernetesVersion,
+      DEFAULT_KUBERNETES_VERSION,
+      sources.get('cluster.kubernetes_version')!,
+      sink,
+    );
+  }
   if (metro.facility !== undefined) cluster.facility = metro.facility;
 
   const inherited = {
@@ -146,6 +160,20 @@ export function decodeCluster(
     }
   }
   checkReservationReuse(reservationUses, sink);
+  if (attr('pod_cidr').valid && attr('service_cidr').valid) {
+    const nodes =
+      controllerCount + cluster.workerPools.reduce((n, p) => n + Math.max(0, p.count), 0);
+    checkNetworks(
+      { name: 'pod_cidr', value: cluster.podCidr, range: sources.get('cluster.pod_cidr')! },
+      {
+        name: 'service_cidr',
+        value: cluster.serviceCidr,
+        range: sources.get('cluster.service_cidr')!,
+      },
+      nodes,
+      sink,
+    );
+  }
 
   if (d.blocks.get('worker_pool')!.length === 0) {
     sink.warning(

@@ -5,6 +5,7 @@
 import type { Attribute } from './ast.js';
 import { DiagnosticSink, formatPosition } from './diagnostics.js';
 import { keyRange, valueRange } from './decode.js';
+import { MIN_KUBERNETES_MINOR, NODE_POD_CIDR_PREFIX } from './defaults.js';
 import type { SourceRange, Taint } from './types.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -115,7 +116,18 @@ export function parseTaints(
       continue;
     }
     const at = raw.lastIndexOf(':');
-    out.push({ key, value: raw.slice(0, at), effect: raw.slice(at + 1) as Taint['effect'] });
+    const value = raw.slice(0, at);
+    // The spec's pattern checks the characters; the kubelet also limits the length.
+    const valueProblem = labelValueProblem(value);
+    if (valueProblem) {
+      sink.error(
+        `Invalid taint value for "${key}" in ${path}`,
+        valueProblem,
+        valueRange(attr, key, fallback),
+      );
+      continue;
+    }
+    out.push({ key, value, effect: raw.slice(at + 1) as Taint['effect'] });
   }
   return out;
 }
@@ -229,4 +241,124 @@ export function checkReservationReuse(
       );
     } else first.set(u.id, u);
   }
+}
+
+/** `v1.36.3` -> its minor (36); the spec's pattern has checked the form. */
+function minorOf(version: string): number {
+  return Number(version.split('.')[1]);
+}
+
+/**
+ * `kubernetes_version`: loko's userdata speaks kubeadm's v1beta4 configuration, which kubeadm
+ * reads from v1.31 on; a version newer than the one loko was tested with gets a warning.
+ */
+export function checkKubernetesVersion(
+  version: string,
+  tested: string,
+  range: SourceRange,
+  sink: DiagnosticSink,
+): boolean {
+  if (!version.startsWith('v1.') || minorOf(version) < MIN_KUBERNETES_MINOR) {
+    sink.error(
+      `Kubernetes ${version} is too old for loko`,
+      `loko bootstraps machines with kubeadm's v1beta4 configuration, which needs Kubernetes v1.${MIN_KUBERNETES_MINOR}.0 or later. The default is ${tested}.`,
+      range,
+    );
+    return false;
+  }
+  if (minorOf(version) > minorOf(tested)) {
+    sink.warning(
+      `Kubernetes ${version} is newer than loko was tested with (${tested})`,
+      'New machines will install it, but kubeadm configuration or package layout may have changed; prefer the tested version for production.',
+      range,
+    );
+  }
+  return true;
+}
+
+/** An IPv4 CIDR as numbers (the spec's pattern has checked the form). */
+interface Cidr {
+  text: string;
+  start: number;
+  prefix: number;
+  size: number;
+}
+
+function parseCidr(text: string): Cidr {
+  const [ip, bits] = text.split('/') as [string, string];
+  const n = ip.split('.').reduce((acc, p) => acc * 256 + Number(p), 0);
+  const prefix = Number(bits);
+  return { text, start: n, prefix, size: 2 ** (32 - prefix) };
+}
+
+function ipv4(n: number): string {
+  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+}
+
+/** One of `pod_cidr` / `service_cidr` as decoded. */
+export interface NetworkInput {
+  name: 'pod_cidr' | 'service_cidr';
+  value: string;
+  range: SourceRange;
+}
+
+/**
+ * `pod_cidr` and `service_cidr`: network addresses (no host bits), sizes Kubernetes accepts (a
+ * /24 of the pod network per node; kube-apiserver takes a service range of /12 or smaller, and
+ * the cluster DNS Service uses its tenth address, so /28 at most), and no overlap.
+ */
+export function checkNetworks(
+  pod: NetworkInput,
+  service: NetworkInput,
+  nodeCount: number,
+  sink: DiagnosticSink,
+): boolean {
+  let ok = true;
+  const parsed = new Map<string, Cidr>();
+  for (const n of [pod, service]) {
+    const c = parseCidr(n.value);
+    if (c.start % c.size !== 0) {
+      const base = ipv4(c.start - (c.start % c.size));
+      sink.error(
+        `${n.name} "${n.value}" has host bits set`,
+        `Write the network address: "${base}/${c.prefix}".`,
+        n.range,
+      );
+      ok = false;
+      continue;
+    }
+    parsed.set(n.name, c);
+  }
+  const p = parsed.get('pod_cidr');
+  if (p) {
+    const blocks = p.prefix > NODE_POD_CIDR_PREFIX ? 0 : 2 ** (NODE_POD_CIDR_PREFIX - p.prefix);
+    if (blocks < Math.max(1, nodeCount)) {
+      sink.error(
+        `pod_cidr "${pod.value}" is too small for ${nodeCount} node${nodeCount === 1 ? '' : 's'}`,
+        `Every node gets a /${NODE_POD_CIDR_PREFIX} of the pod network, so "${pod.value}" holds ${blocks}. Use a larger network such as "10.2.0.0/16".`,
+        pod.range,
+      );
+      ok = false;
+    }
+  }
+  const s = parsed.get('service_cidr');
+  if (s && (s.prefix < 12 || s.prefix > 28)) {
+    sink.error(
+      `service_cidr "${service.value}" must be a /12 to a /28`,
+      s.prefix < 12
+        ? 'kube-apiserver refuses a Service range larger than /12 for IPv4.'
+        : 'The cluster DNS Service takes the tenth address of the range, so it needs at least 16 addresses.',
+      service.range,
+    );
+    ok = false;
+  }
+  if (p && s && p.start <= s.start + s.size - 1 && s.start <= p.start + p.size - 1) {
+    sink.error(
+      `pod_cidr "${pod.value}" overlaps service_cidr "${service.value}"`,
+      'Pod IPs and Service IPs must come from separate ranges; the defaults are "10.2.0.0/16" and "10.3.0.0/16".',
+      pod.range,
+    );
+    ok = false;
+  }
+  return ok;
 }

@@ -4,6 +4,7 @@
  * Rules that relate several values (metro vs facility, reservations vs count, ...) live in
  * cluster.ts and rules.ts.
  */
+import { DEFAULT_KUBERNETES_VERSION, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR } from './defaults.js';
 
 /** Shape and constraints of a value. `pattern` is an ECMAScript regex usable in JSON Schema too. */
 export type ValueSpec =
@@ -83,6 +84,11 @@ const LABEL_KEY =
   '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$';
 const LABEL_KEY_FORMAT = 'a Kubernetes label key: [prefix/]name, e.g. "example.com/role" or "tier"';
 const OS_SLUG = '^[a-z0-9][a-z0-9_.-]*$';
+/** `v<major>.<minor>.<patch>`, no pre-releases (pkgs.k8s.io has no packages for them). */
+const KUBERNETES_VERSION = '^v(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$';
+/** Dotted-quad IPv4 with a prefix length; alignment, sizes and overlap are checked in rules.ts. */
+const IPV4_CIDR =
+  '^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/(3[0-2]|[12]?[0-9])$';
 const PLAN_SLUG = '^[a-z0-9][a-z0-9_.-]*$';
 
 const DNS_LABEL_FORMAT =
@@ -325,6 +331,31 @@ export const CLUSTER_SPEC: BlockSpec = {
       default: 'hourly',
     },
     {
+      name: 'kubernetes_version',
+      description:
+        'Kubernetes version the machines install (kubelet, kubeadm, control plane), as v<major>.<minor>.<patch>, v1.31.0 or later. Used when a machine is created; changing it does not upgrade existing machines.',
+      value: {
+        type: 'string',
+        pattern: KUBERNETES_VERSION,
+        format: 'a Kubernetes version such as "v1.36.3"',
+      },
+      default: DEFAULT_KUBERNETES_VERSION,
+    },
+    {
+      name: 'pod_cidr',
+      description:
+        'IPv4 CIDR of the pod network; every node gets a /24 of it. Must not overlap service_cidr. Fixed when the control plane is created.',
+      value: { type: 'string', pattern: IPV4_CIDR, format: 'an IPv4 CIDR such as "10.2.0.0/16"' },
+      default: DEFAULT_POD_CIDR,
+    },
+    {
+      name: 'service_cidr',
+      description:
+        'IPv4 CIDR of Service cluster IPs, a /12 to a /28. Must not overlap pod_cidr. Fixed when the control plane is created.',
+      value: { type: 'string', pattern: IPV4_CIDR, format: 'an IPv4 CIDR such as "10.3.0.0/16"' },
+      default: DEFAULT_SERVICE_CIDR,
+    },
+    {
       name: 'reservation_ids',
       description:
         'Hardware reservation UUID per controller, keys "controller-<index>" (0-based); must cover every controller.',
@@ -358,8 +389,6 @@ export const CLUSTER_SPEC: BlockSpec = {
     ignore_x509_cn_check:
       'This worked around CommonName-only certificates in old Lokomotive; loko issues certificates with SANs. Remove it.',
     network_mtu: notConfigurable('The pod network MTU'),
-    pod_cidr: notConfigurable('The pod network CIDR'),
-    service_cidr: notConfigurable('The service network CIDR'),
     cluster_domain_suffix: notConfigurable('The cluster DNS domain'),
     enable_reporting: 'Calico usage reporting is not part of loko. Remove it.',
     certs_validity_period_hours: notConfigurable('Certificate validity'),

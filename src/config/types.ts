@@ -89,6 +89,12 @@ export interface ClusterConfig {
   /** Index -> reservation UUID for controllers (`controller-<i>` keys). */
   reservationIds: Record<number, string>;
   reservationIdsDefault: '' | 'next-available';
+  /** `v1.36.3`: what new machines install (create-only). */
+  kubernetesVersion: string;
+  /** IPv4 CIDR of the pod network (kubeadm `podSubnet`), e.g. `10.2.0.0/16`. */
+  podCidr: string;
+  /** IPv4 CIDR of Service cluster IPs (kubeadm `serviceSubnet`), e.g. `10.3.0.0/16`. */
+  serviceCidr: string;
   workerPools: WorkerPoolConfig[];
 }
 

@@ -13,6 +13,7 @@ import {
   where,
 } from './helpers.js';
 import { loadConfig } from '../../../src/config/index.js';
+import { DEFAULT_KUBERNETES_VERSION } from '../../../src/config/defaults.js';
 
 const R0 = '11111111-1111-1111-1111-111111111110';
 const R1 = '11111111-1111-1111-1111-111111111111';
@@ -126,6 +127,9 @@ describe('cluster attributes', () => {
       billingCycle: 'hourly',
       reservationIds: {},
       reservationIdsDefault: '',
+      kubernetesVersion: DEFAULT_KUBERNETES_VERSION,
+      podCidr: '10.2.0.0/16',
+      serviceCidr: '10.3.0.0/16',
     });
     expect(r.cluster!.workerPools[0]).toMatchObject({
       nodeType: 'c3.small.x86',
@@ -238,6 +242,67 @@ describe('cluster attributes', () => {
       'c.lokocfg:9:21 error: Invalid value for "controller_type": expected string, got list',
       'c.lokocfg:12:19 error: Invalid value for "disable_bgp": expected bool, got string',
     ]);
+  });
+});
+
+describe('kubernetes_version, pod_cidr and service_cidr', () => {
+  it('takes a version of the form v<major>.<minor>.<patch>, v1.31 or later', async () => {
+    expect((await load('  kubernetes_version = "v1.35.2"')).cluster!.kubernetesVersion).toBe(
+      'v1.35.2',
+    );
+    for (const bad of ['1.36.3', 'v1.36', 'v1.36.3-rc.1', 'latest']) {
+      const r = await load(`  kubernetes_version = "${bad}"`);
+      expect(where(onlyError(r), r.dir)).toBe(
+        'c.lokocfg:6:24 error: Invalid value for "kubernetes_version"',
+      );
+    }
+    const old = await load('  kubernetes_version = "v1.30.4"');
+    expect(where(onlyError(old), old.dir)).toBe(
+      'c.lokocfg:6:24 error: Kubernetes v1.30.4 is too old for loko',
+    );
+    expect(onlyError(old).detail).toContain('v1beta4');
+  });
+
+  it('warns about a minor newer than the tested one', async () => {
+    const r = await load('  kubernetes_version = "v1.99.0"');
+    expect(errors(r)).toEqual([]);
+    expect(warnings(r).map((w) => where(w, r.dir))).toEqual([
+      `c.lokocfg:6:24 warning: Kubernetes v1.99.0 is newer than loko was tested with (${DEFAULT_KUBERNETES_VERSION})`,
+    ]);
+  });
+
+  it('takes IPv4 network CIDRs', async () => {
+    const r = await load('  pod_cidr = "172.16.0.0/12"\n  service_cidr = "192.168.0.0/24"');
+    expect(errors(r)).toEqual([]);
+    expect(r.cluster).toMatchObject({ podCidr: '172.16.0.0/12', serviceCidr: '192.168.0.0/24' });
+    for (const bad of ['10.2.0.0', '10.2.0.0/33', '10.256.0.0/16', 'fd00::/64', '10.2/16']) {
+      const e = onlyError(await load(`  pod_cidr = "${bad}"`));
+      expect(e.summary).toBe('Invalid value for "pod_cidr"');
+      expect(e.detail).toContain('an IPv4 CIDR');
+    }
+  });
+
+  it('refuses host bits, overlap and sizes Kubernetes does not take', async () => {
+    const host = await load('  pod_cidr = "10.2.3.0/16"');
+    expect(where(onlyError(host), host.dir)).toBe(
+      'c.lokocfg:6:14 error: pod_cidr "10.2.3.0/16" has host bits set',
+    );
+    expect(onlyError(host).detail).toContain('"10.2.0.0/16"');
+    const overlap = await load('  pod_cidr = "10.0.0.0/8"');
+    expect(where(onlyError(overlap), overlap.dir)).toBe(
+      'c.lokocfg:6:14 error: pod_cidr "10.0.0.0/8" overlaps service_cidr "10.3.0.0/16"',
+    );
+    const big = await load('  service_cidr = "10.32.0.0/11"');
+    expect(onlyError(big).summary).toBe('service_cidr "10.32.0.0/11" must be a /12 to a /28');
+    const tiny = await load('  service_cidr = "10.3.0.0/29"');
+    expect(onlyError(tiny).detail).toContain('tenth address');
+  });
+
+  it('needs a /24 of the pod network per node', async () => {
+    // 1 controller + 1 worker: a /23 holds two /24s.
+    expect(errors(await load('  pod_cidr = "10.2.0.0/23"'))).toEqual([]);
+    const r = await load('  pod_cidr = "10.2.0.0/24"\n  controller_count = 3');
+    expect(onlyError(r).summary).toBe('pod_cidr "10.2.0.0/24" is too small for 4 nodes');
   });
 });
 
@@ -409,6 +474,12 @@ describe('worker pools', () => {
       'c.lokocfg:11:11 error: Invalid value for "taints.b"',
       'c.lokocfg:12:7 error: Invalid key "c/d/e" in "taints"',
     ]);
+    const long = await pool(
+      `    count = 1\n    taints = {\n      a = "${'v'.repeat(64)}:NoSchedule"\n    }`,
+    );
+    expect(where(onlyError(long), long.dir)).toBe(
+      'c.lokocfg:10:11 error: Invalid taint value for "a" in worker_pool "web"',
+    );
   });
 
   it('decodes pool tags and disable_bgp', async () => {

@@ -42,6 +42,9 @@ describe('loadConfig: happy paths', () => {
         2: '11111111-1111-1111-1111-111111111112',
       },
       reservationIdsDefault: '',
+      kubernetesVersion: 'v1.35.2',
+      podCidr: '10.20.0.0/16',
+      serviceCidr: '10.30.0.0/20',
       workerPools: [
         {
           name: 'web',
@@ -75,7 +78,7 @@ describe('loadConfig: happy paths', () => {
       ],
     });
     expect([...r.components.keys()]).toEqual(['metallb']);
-    expect(r.components.get('metallb')!.range.start).toEqual({ line: 58, column: 1 });
+    expect(r.components.get('metallb')!.range.start).toEqual({ line: 62, column: 1 });
   });
 
   it('records where every value comes from, block headers for defaults', async () => {
@@ -100,7 +103,9 @@ describe('loadConfig: happy paths', () => {
     expect(at('cluster.worker_pool.storage.metro')).toBe('cluster.lokocfg:15:22');
     expect(at('cluster.worker_pool.storage.os')).toBe('cluster.lokocfg:19:22');
     expect(at('cluster.billing_cycle')).toBe('cluster.lokocfg:25:19');
-    expect(at('component.metallb')).toBe('cluster.lokocfg:58:1');
+    expect(at('cluster.kubernetes_version')).toBe('cluster.lokocfg:57:24');
+    expect(at('cluster.pod_cidr')).toBe('cluster.lokocfg:58:24');
+    expect(at('component.metallb')).toBe('cluster.lokocfg:62:1');
   });
 
   it('loads the quickstart example: one controller, two pools, three workers', async () => {

@@ -33,6 +33,9 @@ export function cluster(over: Partial<ClusterConfig> = {}): ClusterConfig {
     billingCycle: 'hourly',
     reservationIds: {},
     reservationIdsDefault: '',
+    kubernetesVersion: 'v1.36.3',
+    podCidr: '10.2.0.0/16',
+    serviceCidr: '10.3.0.0/16',
     workerPools: [pool('general'), pool('edge', { count: 1, disableBgp: true })],
     ...over,
   };

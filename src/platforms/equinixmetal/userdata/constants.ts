@@ -3,15 +3,24 @@
  * machines created afterwards: userdata is create-only (DESIGN.md §3).
  */
 
-/** The Kubernetes version loko installs unless the cluster names one (`tools/k8s/versions.json`). */
-export const DEFAULT_KUBERNETES_VERSION = 'v1.36.3';
+import {
+  DEFAULT_KUBERNETES_VERSION,
+  DEFAULT_POD_CIDR,
+  DEFAULT_SERVICE_CIDR,
+} from '../../../config/defaults.js';
+
+/**
+ * The Kubernetes version loko installs unless the cluster names one (`kubernetes_version`); the
+ * one constant lives in src/config/defaults.ts.
+ */
+export { DEFAULT_KUBERNETES_VERSION };
 
 /** pkgs.k8s.io's Debian revision of every package (`kubelet=1.36.3-1.1`). */
 export const KUBERNETES_PACKAGE_REVISION = '1.1';
 
-/** Lokomotive's defaults, kept so that clusters moved from lokoctl keep their address plan. */
-export const DEFAULT_POD_SUBNET = '10.2.0.0/16';
-export const DEFAULT_SERVICE_SUBNET = '10.3.0.0/16';
+/** `pod_cidr` / `service_cidr` defaults (Lokomotive's), from src/config/defaults.ts. */
+export const DEFAULT_POD_SUBNET = DEFAULT_POD_CIDR;
+export const DEFAULT_SERVICE_SUBNET = DEFAULT_SERVICE_CIDR;
 export const DEFAULT_DNS_DOMAIN = 'cluster.local';
 
 /** The port of the control-plane endpoint (Elastic IP) and of every kube-apiserver. */
