@@ -6,9 +6,13 @@
  * log with the token redacted.
  *
  * Retry policy (one place, `retryDecision`):
- * - 429 and 5xx except 501 are retried for every method (the API did not do the work), except
- *   that a POST the caller did not mark safe is not retried on 502/504: a gateway error means the
- *   backend may have acted and its answer was lost, same as a lost connection.
+ * - 429 is retried for every method: the API refused before doing any work.
+ * - 5xx except 501 is retried for GET, PUT and DELETE and for a POST the caller marked safe. A
+ *   POST that is not marked safe (device create, IP reservation and assignment, actions) is never
+ *   resent after a 5xx: a 500/503 may come after the backend acted, and a 502/504 may hide an
+ *   answer lost behind the gateway. The caller settles it by re-reading state (the executor
+ *   re-lists by tag and creates again only when nothing was made). A PATCH is not retried on
+ *   502/504 for the same reason.
  * - No answer at all (ECONNRESET, ECONNREFUSED, timeouts, ...) is retried only for idempotent
  *   methods (GET, PUT, DELETE) and for a POST the caller marked `retryPostOnNoAnswer`. Device
  *   creation is never retried then: a lost response may have created the device; the caller
@@ -461,14 +465,15 @@ export class MetalTransport {
 }
 
 /**
- * Whether an error status is worth another attempt: 429 and 5xx except 501; for a POST that is
- * not marked safe, not 502/504 (the backend may have acted behind the gateway).
+ * Whether an error status is worth another attempt: 429 always (no work was done); 5xx except 501
+ * only when resending is harmless: never for a POST that is not marked safe (it may have acted),
+ * and not 502/504 for a PATCH (the backend may have acted behind the gateway).
  */
 export function retryDecision(status: number, method: HttpMethod, postSafe: boolean): boolean {
   if (status === 429) return true;
   if (status < 500 || status > 599 || status === 501) return false;
-  const unsafe = (method === 'POST' || method === 'PATCH') && !postSafe;
-  return !(unsafe && (status === 502 || status === 504));
+  if (method === 'POST' && !postSafe) return false;
+  return !(method === 'PATCH' && (status === 502 || status === 504));
 }
 
 /**

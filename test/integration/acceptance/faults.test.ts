@@ -44,7 +44,8 @@ describe('429 and 5xx bursts inside the retry budget', () => {
     const create = { method: 'POST', route: '/projects/:id/devices' } as const;
     const list = { method: 'GET', route: '/projects/:id/devices' } as const;
     // Rules apply in order: each burst hits consecutive matching requests. A single request can
-    // meet at most 6 faults here, inside the client's 6 retries.
+    // meet at most 6 faults here, inside the client's 6 retries. The client resends a create only
+    // after a 429; a 5xx on a create goes to the executor, which re-lists by tag and creates again.
     for (const rule of [
       { ...create, status: 429, retryAfterSeconds: 1, times: 3 },
       { ...create, status: 503, times: 2 },

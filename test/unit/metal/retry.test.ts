@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MetalApiError, MetalTransportError } from '../../../src/metal/index.js';
+import { retryDecision } from '../../../src/metal/transport.js';
 import { device, empty, json, networkError, setup } from './fakes.js';
 
 const createInput = {
@@ -181,10 +182,10 @@ describe('retries', () => {
     expect(requests).toHaveLength(1);
   });
 
-  it('retries device creation on 429 and 503', async () => {
+  it('retries device creation on 429 (the API did no work)', async () => {
     const { client, requests } = setup([
       () => json(429, { error: 'too many' }, { 'retry-after': '1' }),
-      () => json(503, { error: 'unavailable' }),
+      () => json(429, { error: 'too many' }, { 'retry-after': '1' }),
       () => json(201, device('d1')),
     ]);
     await expect(client.createDevice('p1', createInput)).resolves.toMatchObject({ id: 'd1' });
@@ -192,12 +193,38 @@ describe('retries', () => {
     expect(requests.every((r) => r.method === 'POST')).toBe(true);
   });
 
-  it('does not resend device creation after a gateway error (502/504)', async () => {
-    for (const status of [502, 504]) {
+  it('does not resend device creation after any 5xx (it may have acted)', async () => {
+    for (const status of [500, 502, 503, 504]) {
       const { client, requests } = setup([() => json(status, {}), () => json(201, device('d1'))]);
-      await expect(client.createDevice('p1', createInput)).rejects.toMatchObject({ status });
+      await expect(client.createDevice('p1', createInput)).rejects.toMatchObject({
+        status,
+        attempts: 1,
+      });
       expect(requests).toHaveLength(1);
     }
+  });
+
+  it('does not resend an IP reservation or a device action after a 500', async () => {
+    const { client, requests } = setup([() => json(500, {}), () => json(201, {})]);
+    await expect(
+      client.createIPReservation('p1', { type: 'public_ipv4', quantity: 1, metro: 'da' }),
+    ).rejects.toMatchObject({ status: 500 });
+    expect(requests).toHaveLength(1);
+    const action = setup([() => json(503, {}), () => empty(202)]);
+    await expect(action.client.deviceAction('d1', 'power_on')).rejects.toMatchObject({
+      status: 503,
+    });
+    expect(action.requests).toHaveLength(1);
+  });
+
+  it('still retries a 5xx on GET, DELETE and a POST marked safe', async () => {
+    for (const status of [500, 502, 503, 504]) {
+      expect(retryDecision(status, 'GET', false)).toBe(true);
+      expect(retryDecision(status, 'DELETE', false)).toBe(true);
+      expect(retryDecision(status, 'POST', true)).toBe(true);
+      expect(retryDecision(status, 'POST', false)).toBe(false);
+    }
+    expect(retryDecision(429, 'POST', false)).toBe(true);
   });
 
   it('resends a POST marked safe (capacity check) after a network error', async () => {
