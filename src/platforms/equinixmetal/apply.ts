@@ -202,7 +202,8 @@ function itemFor(a: Action): PhaseItem {
 /**
  * The device changes, in an order that is safe to interrupt at any point: tag updates; deletes of
  * unwanted devices and of devices being replaced (waiting until the old device is at least
- * deprovisioning, so a hostname never has two live devices); then creates, explicit hardware
+ * deprovisioning, so a hostname never has two live devices, or gone when the replacement is on a
+ * hardware reservation, which stays busy until then); then creates, explicit hardware
  * reservations first so `next-available` cannot take them.
  */
 async function applyDeviceChanges(ctx: ApplyContext, io: PhaseIO): Promise<void> {
@@ -232,16 +233,17 @@ async function applyDeviceChanges(ctx: ApplyContext, io: PhaseIO): Promise<void>
   const deletes: DeleteTarget[] = p.actions.flatMap((a) =>
     a.type === 'delete' ? [{ deviceId: a.deviceId, hostname: a.hostname, state: a.state }] : [],
   );
-  const replaced: DeleteTarget[] = replaces.map((a) => ({
-    deviceId: a.deviceId,
-    hostname: a.hostname,
-    state: a.state,
-  }));
-  const [leftDeletes, leftReplaced] = await Promise.all([
+  // A hardware reservation stays busy until its old device is gone, not just deprovisioning.
+  const replaced = (onReservation: boolean): DeleteTarget[] =>
+    replaces
+      .filter((a) => Boolean(a.desired.hardwareReservationId) === onReservation)
+      .map((a) => ({ deviceId: a.deviceId, hostname: a.hostname, state: a.state }));
+  const lefts = await Promise.all([
     deleteDevices(target, deletes, 'requested'),
-    deleteDevices(target, replaced, 'deprovisioning'),
+    deleteDevices(target, replaced(false), 'deprovisioning'),
+    deleteDevices(target, replaced(true), 'gone'),
   ]);
-  const left = [...leftDeletes, ...leftReplaced];
+  const left = lefts.flat();
   if (left.length > 0) {
     throw new LokoError(
       `timed out deleting ${left.map((x) => `${x.hostname} (${x.state})`).join(', ')}`,

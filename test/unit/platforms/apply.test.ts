@@ -101,6 +101,37 @@ describe('apply', () => {
     ).toHaveLength(1);
   });
 
+  it('replaces a device on a hardware reservation only once the old one is gone', async () => {
+    const api = new FakeMetal();
+    api.deprovisionMs = 30_000;
+    const c = cluster({
+      workerPools: [pool('general', { count: 1, reservationIds: { 0: 'r-0' } })],
+    });
+    api.failHostnames.set('demo-general-0', 'no hardware passed burn-in');
+    await expect(applyCluster(applyCtx(api, c), { runner, signal })).rejects.toBeInstanceOf(
+      DeviceFailedError,
+    );
+    api.failHostnames.clear();
+    const seenAtCreate: string[] = [];
+    api.createFault = (input) => {
+      if (input.hostname === 'demo-general-0')
+        seenAtCreate.push(
+          ...api.live().flatMap((d) => (d.hostname === input.hostname ? [d.state] : [])),
+        );
+      return undefined;
+    };
+    const ctx = await applyCluster(applyCtx(api, c), { runner, signal });
+    expect(ctx.plan?.actions.find((a) => a.type !== 'noop')).toMatchObject({
+      type: 'replace',
+      hostname: 'demo-general-0',
+    });
+    // Not even a deprovisioning device held the reservation when the replacement was created.
+    expect(seenAtCreate).toEqual([]);
+    // controller + worker, then one replacement: no create was refused for a busy reservation.
+    expect(api.calls.filter((c) => c === 'createDevice')).toHaveLength(3);
+    expect(ctx.summary?.devices.every((d) => d.state === 'active')).toBe(true);
+  });
+
   it('refuses replacements without allowReplace, before changing anything', async () => {
     const api = new FakeMetal();
     await applyCluster(applyCtx(api, cluster()), { runner, signal });

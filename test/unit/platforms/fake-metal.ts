@@ -5,7 +5,9 @@
  *   or `failed` when their hostname is in `failHostnames` (with a provisioning event naming the reason);
  * - DELETE while queued/provisioning answers 422; otherwise the device is `deprovisioning` for
  *   `deprovisionMs` and then gone (404);
- * - list filters by exact tag and partial hostname; every call is counted in `calls`.
+ * - list filters by exact tag and partial hostname; every call is counted in `calls`;
+ * - a create on a hardware reservation that a listed device (in any state, deprovisioning too)
+ *   still holds answers 422.
  * Errors are shaped like MetalApiError (`name`, `status`).
  */
 import type { MetalApi } from '../../../src/metal/api.js';
@@ -14,6 +16,7 @@ import type {
   Device,
   DeviceCreateInput,
   DeviceUpdateInput,
+  Href,
   IPReservation,
   Metro,
   OperatingSystem,
@@ -217,6 +220,17 @@ export class FakeMetal implements MetalApi {
     this.calls.push('createDevice');
     const fault = this.createFault?.(input);
     if (fault?.before) throw fault.before;
+    // A hardware reservation stays provisionable=false while any device (even deprovisioning) holds it.
+    const reservation = input.hardware_reservation_id;
+    if (
+      reservation &&
+      reservation !== 'next-available' &&
+      this.live().some(
+        (d) => (d.hardware_reservation as { id?: string } | null)?.id === reservation,
+      )
+    ) {
+      throw new FakeApiError(422, `hardware reservation ${reservation} is not provisionable`);
+    }
     const id = `dev-${++this.seq}`;
     const f: FakeDevice = {
       device: {
@@ -230,6 +244,14 @@ export class FakeMetal implements MetalApi {
         ip_addresses: [],
         userdata: input.userdata,
         created_at: new Date(this.now + this.seq).toISOString(),
+        ...(reservation && reservation !== 'next-available'
+          ? {
+              hardware_reservation: {
+                href: `/metal/v1/hardware-reservations/${reservation}`,
+                id: reservation,
+              } as Href,
+            }
+          : {}),
       },
       createdAt: this.now,
       failReason: this.failHostnames.get(input.hostname),
