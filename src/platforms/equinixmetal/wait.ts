@@ -37,13 +37,38 @@ export class DeviceFailedError extends LokoError {
 
 /** States that still move toward `active` on their own. */
 const PENDING = new Set(['queued', 'provisioning', 'reinstalling', 'powering_on']);
+/** Powered off (or powering off): it stays so until someone powers it on; waiting cannot help. */
+const STOPPED = new Set(['inactive', 'powering_off']);
 const GONE = new Set(['deprovisioning', 'deleted']);
+
+/** Devices that are powered off and will not become active by themselves. */
+export class DeviceStoppedError extends LokoError {
+  readonly devices: Array<{ hostname: string; deviceId: string; state: string }>;
+  constructor(devices: Array<{ hostname: string; deviceId: string; state: string }>) {
+    const names = devices.map((d) => `${d.hostname} (${d.deviceId}) is ${d.state}`);
+    const power = devices
+      .map((d) => `POST /devices/${d.deviceId}/actions {"type":"power_on"}`)
+      .join(', ');
+    super(
+      devices.length === 1
+        ? `device ${names[0]} and will not become active by itself`
+        : `${devices.length} devices will not become active by themselves: ${names.join(', ')}`,
+      {
+        hint: `Power ${devices.length === 1 ? 'it' : 'them'} on (${power}, or from the Metal console), then run \`loko cluster apply\` again.`,
+      },
+    );
+    this.name = 'DeviceStoppedError';
+    this.devices = devices;
+  }
+}
+
 /** Rounds a created device may be missing from the list before we call it lost. */
 const MISSING_ROUNDS = 5;
 
 /**
  * Waits until every hostname in `hostnames` has an `active` device. Resolves those devices by
- * hostname. Rejects with {@link DeviceFailedError} as soon as a device is `failed`, with a
+ * hostname. Rejects with {@link DeviceFailedError} as soon as a device is `failed`, with
+ * {@link DeviceStoppedError} as soon as one is powered off (`inactive`, `powering_off`), with a
  * LokoError when a device stays missing or in an unexpected state past the timeout, and with
  * InterruptedError on cancellation.
  */
@@ -61,6 +86,7 @@ export async function waitForActive(
       const { devices } = await observe(t.api, t.projectId, t.tag);
       latest = pickByHostname(devices);
       const failed: Device[] = [];
+      const stopped: Device[] = [];
       let active = 0;
       for (const h of hostnames) {
         const d = latest.get(h);
@@ -82,6 +108,9 @@ export async function waitForActive(
         } else if (d.state === 'failed') {
           failed.push(d);
           report(h, 'failed', 'failed');
+        } else if (STOPPED.has(d.state)) {
+          stopped.push(d);
+          report(h, 'failed', d.state);
         } else {
           const pct = d.provisioning_percentage;
           report(
@@ -94,6 +123,10 @@ export async function waitForActive(
       t.progress.status(`${active}/${hostnames.length} active`);
       if (failed.length > 0)
         throw new DeviceFailedError(await Promise.all(failed.map((d) => failure(t.api, d))));
+      if (stopped.length > 0)
+        throw new DeviceStoppedError(
+          stopped.map((d) => ({ hostname: d.hostname, deviceId: d.id, state: d.state })),
+        );
       return active === hostnames.length ? latest : undefined;
     },
     () => {
@@ -113,44 +146,6 @@ export async function waitForActive(
     t.progress.item(h, state, detail);
   }
 }
-
-/**
- * Waits until none of `ids` is listed any more (or, with `deprovisioningIsGone`, until each is at
- * least `deprovisioning`). Resolves the devices still listed at the end (empty when all are gone).
- * On timeout it resolves the leftovers instead of throwing, so callers can report them.
- */
-export async function waitForGone(
-  t: WaitTarget,
-  ids: Map<string, string>,
-  opts: { deprovisioningIsGone?: boolean } = {},
-): Promise<Device[]> {
-  let left: Device[] = [];
-  try {
-    return await pollUntil(
-      t.poll,
-      async () => {
-        const { devices } = await observe(t.api, t.projectId, t.tag);
-        left = devices.filter(
-          (d) => ids.has(d.id) && !(opts.deprovisioningIsGone && GONE.has(d.state)),
-        );
-        const present = new Set(left.map((d) => d.id));
-        for (const [id, hostname] of ids) {
-          const d = devices.find((x) => x.id === id);
-          t.progress.item(hostname, present.has(id) ? 'running' : 'done', d ? d.state : 'gone');
-        }
-        t.progress.status(`${ids.size - left.length}/${ids.size} gone`);
-        return left.length === 0 ? [] : undefined;
-      },
-      () => new GoneTimeout(),
-    );
-  } catch (err) {
-    if (err instanceof GoneTimeout) return left;
-    throw err;
-  }
-}
-
-/** Internal marker: the gone-wait ran out of time; the caller reports the leftovers. */
-class GoneTimeout extends Error {}
 
 /** The live device per hostname: not gone, preferring active over pending over failed. */
 export function pickByHostname(devices: Device[]): Map<string, Device> {

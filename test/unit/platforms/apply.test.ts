@@ -4,12 +4,12 @@ import {
   applyPhases,
   planPhases,
 } from '../../../src/platforms/equinixmetal/apply.js';
-import { DeviceFailedError } from '../../../src/platforms/equinixmetal/wait.js';
+import { DeviceFailedError, DeviceStoppedError } from '../../../src/platforms/equinixmetal/wait.js';
 import { createPlainRunner } from '../../../src/tasks/phase.js';
 import { InterruptedError, LokoError } from '../../../src/util/errors.js';
 import { FakeApiError, FakeMetal } from './fake-metal.js';
 import { cluster, pool } from './fixtures.js';
-import { applyCtx, recordingReporter } from './helpers.js';
+import { applyCtx, fastPoll, recordingReporter } from './helpers.js';
 
 const runner = createPlainRunner();
 const signal = new AbortController().signal;
@@ -130,6 +130,26 @@ describe('apply', () => {
     // controller + worker, then one replacement: no create was refused for a busy reservation.
     expect(api.calls.filter((c) => c === 'createDevice')).toHaveLength(3);
     expect(ctx.summary?.devices.every((d) => d.state === 'active')).toBe(true);
+  });
+
+  it('fails at once, naming the fix, when a device is powered off (inactive/powering_off)', async () => {
+    for (const state of ['inactive', 'powering_off']) {
+      const api = new FakeMetal();
+      api.stoppedHostnames.set('demo-general-1', state);
+      const err = await applyCluster(applyCtx(api, cluster()), { runner, signal }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(DeviceStoppedError);
+      const id = api.live().find((d) => d.hostname === 'demo-general-1')!.id;
+      expect((err as LokoError).message).toBe(
+        `device demo-general-1 (${id}) is ${state} and will not become active by itself`,
+      );
+      expect((err as LokoError).hint).toContain(
+        `POST /devices/${id}/actions {"type":"power_on"}, or from the Metal console`,
+      );
+      // The first round that saw it, not the --timeout (fastPoll: 120 s).
+      expect(api.now).toBeLessThan(api.provisionMs + fastPoll.maxIntervalMs + 1);
+    }
   });
 
   it('refuses replacements without allowReplace, before changing anything', async () => {

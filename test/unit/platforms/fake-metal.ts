@@ -103,6 +103,8 @@ export class FakeMetal implements MetalApi {
   readonly reservations: IPReservation[] = [];
   readonly calls: string[] = [];
   readonly failHostnames = new Map<string, string>();
+  /** hostname -> a state it takes instead of `active` once provisioned (e.g. `inactive`). */
+  readonly stoppedHostnames = new Map<string, string>();
   /** metro/plan -> max quantity available (default unlimited). */
   readonly capacity = new Map<string, number>();
   /** Called before a create is stored; throw to inject failures. `after` runs after it is stored. */
@@ -156,7 +158,8 @@ export class FakeMetal implements MetalApi {
       state = 'failed';
     } else if (age < 1_000) state = 'queued';
     else if (age < this.provisionMs) state = 'provisioning';
-    else state = f.failReason ? 'failed' : 'active';
+    else
+      state = f.failReason ? 'failed' : (this.stoppedHostnames.get(f.device.hostname) ?? 'active');
     const ip =
       state === 'active'
         ? [
