@@ -10,6 +10,7 @@
  * IPv6 uses the documentation prefix 2001:db8::/32: a /56 per metro
  * (2001:db8:<Y>:<slot>00::/56, Y random per instance) and a /127 per device.
  */
+import { createServer, type Server } from 'node:net';
 
 /** The per-instance address choice, stored in the state file. */
 export interface AddressBlock {
@@ -25,9 +26,107 @@ export interface V4Range {
   size: number;
 }
 
-// Blocks taken by emulators running in this process: two instances in one process (tests) never
-// share a block; across processes the random draw makes a collision unlikely (1 in 254).
+// Blocks taken by emulators running in this process. Across processes a block is held by a
+// sentinel listener (see `leaseAddressBlock`), which also covers this process; the set spares a
+// bind attempt for blocks known to be taken here.
 const claimed = new Set<number>();
+
+/**
+ * Port of the sentinel listener on `127.X.255.254` that marks 127.X.0.0/16 as in use by a running
+ * emulator, machine-wide: a second bind fails with EADDRINUSE while the holder lives, and the
+ * kernel frees it when the holder exits, even after SIGKILL. Nothing ever connects to it.
+ */
+export const BLOCK_SENTINEL_PORT = 47999;
+
+/** The address of a block's sentinel listener. */
+export function sentinelAddress(block: AddressBlock): string {
+  return `127.${block.v4Octet}.255.254`;
+}
+
+/** A block held for the lifetime of an emulator instance. */
+export interface AddressLease {
+  block: AddressBlock;
+  /** Closes the sentinel listener; idempotent. */
+  release(): Promise<void>;
+}
+
+/** Thrown when a saved state's block is held by another running emulator. */
+export class AddressBlockInUseError extends Error {
+  constructor(
+    readonly block: AddressBlock,
+    readonly statePath: string | undefined,
+  ) {
+    super(
+      `the address block 127.${block.v4Octet}.0.0/16 ${
+        statePath ? `of state file ${statePath} ` : ''
+      }is in use by another running emulator (it holds ${sentinelAddress(block)}:${BLOCK_SENTINEL_PORT}); stop that emulator${
+        statePath ? ', or use another state file' : ''
+      }`,
+    );
+    this.name = 'AddressBlockInUseError';
+  }
+}
+
+/**
+ * Holds a block machine-wide for a running instance. With `redraw` (a fresh state), a block some
+ * other instance holds is skipped and another one drawn; without it (a saved state, whose devices
+ * already have addresses in the block) that throws {@link AddressBlockInUseError}. Where the
+ * sentinel address cannot be bound at all (only 127.0.0.1 configured, as on macOS), the block is
+ * held in this process only.
+ */
+export async function leaseAddressBlock(
+  block: AddressBlock,
+  opts: {
+    redraw: boolean;
+    statePath?: string;
+    random?: () => number;
+    port?: number;
+  },
+): Promise<AddressLease> {
+  const port = opts.port ?? BLOCK_SENTINEL_PORT;
+  const tried = new Set<number>();
+  let candidate = block;
+  for (;;) {
+    const held = claimed.has(candidate.v4Octet) ? 'in-use' : await bindSentinel(candidate, port);
+    if (held !== 'in-use') {
+      const leased = candidate;
+      claimed.add(leased.v4Octet);
+      let released: Promise<void> | undefined;
+      return {
+        block: leased,
+        release: () =>
+          (released ??= (async () => {
+            claimed.delete(leased.v4Octet);
+            if (held !== 'unavailable') await new Promise<void>((r) => held.close(() => r()));
+          })()),
+      };
+    }
+    if (!opts.redraw) throw new AddressBlockInUseError(candidate, opts.statePath);
+    tried.add(candidate.v4Octet);
+    if (range(2, 255).every((x) => tried.has(x) || claimed.has(x))) {
+      throw new Error(
+        `every loopback block 127.2-255.0.0/16 is in use by another emulator (port ${port} is bound on each 127.X.255.254)`,
+      );
+    }
+    candidate = { ...drawAddressBlock(opts.random, tried), v6Hextet: block.v6Hextet };
+  }
+}
+
+async function bindSentinel(
+  block: AddressBlock,
+  port: number,
+): Promise<Server | 'in-use' | 'unavailable'> {
+  const server = createServer((socket) => socket.destroy());
+  return new Promise((resolve) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      resolve(err.code === 'EADDRINUSE' ? 'in-use' : 'unavailable');
+    });
+    server.listen({ host: sentinelAddress(block), port, exclusive: true }, () => {
+      server.unref();
+      resolve(server);
+    });
+  });
+}
 
 /** Draws a fresh block, avoiding `avoid` and blocks claimed in this process. */
 export function drawAddressBlock(

@@ -4,7 +4,7 @@
  * loko, so it can run as a separate server. See docs/emulator.md.
  */
 import type { AddressInfo } from 'node:net';
-import { claimAddressBlock, drawAddressBlock, releaseAddressBlock } from './addressing.js';
+import { drawAddressBlock, leaseAddressBlock } from './addressing.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, EmulatorLogger } from './context.js';
 import { FaultInjector } from './faults.js';
@@ -105,7 +105,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       ...(opts.token !== undefined ? { token: opts.token } : {}),
     });
   }
-  claimAddressBlock(state.addressing);
+  // Machine-wide: a fresh state moves to a free block, a saved one fails if its block is taken.
+  const lease = await leaseAddressBlock(state.addressing, {
+    redraw: !loaded,
+    statePath: opts.statePath,
+  });
+  state.addressing = lease.block;
 
   const clock = new Clock({ offsetMs: loaded?.clockOffsetMs ?? 0, timeScale: opts.timeScale ?? 1 });
   const snapshot = (): StateFile => ({
@@ -137,7 +142,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     // Written right away so the token and address block are on disk from the start.
     await persister.flush();
   } catch (err) {
-    releaseAddressBlock(state.addressing);
+    await lease.release();
     await app.close();
     throw err;
   }
@@ -158,7 +163,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         try {
           await app.close();
         } finally {
-          releaseAddressBlock(state.addressing);
+          await lease.release();
           await persister.flush();
         }
       })()),
