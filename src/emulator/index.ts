@@ -3,7 +3,11 @@
  * (`/metal/v1`), with a control API for tests (`/_emulator`). It depends on nothing else in
  * loko, so it can run as a separate server. See docs/emulator.md.
  */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { drawAddressBlock, leaseAddressBlock } from './addressing.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, EmulatorLogger } from './context.js';
@@ -20,6 +24,8 @@ import { RateLimiter } from './ratelimit.js';
 import { RequestLog } from './requestlog.js';
 import { buildServer, CONTROL_PREFIX } from './server.js';
 import { createInitialState, ownProject, upgradeState, type EmulatorState } from './state.js';
+import { twinSource } from './twin-source.js';
+import { KubernetesTwin, type TwinOptions } from './twin/index.js';
 
 export { EmulatorControlClient } from './control-client.js';
 export type {
@@ -36,6 +42,15 @@ export type { FaultRule, FaultStatus } from './faults.js';
 export type { EmulatorLogger } from './context.js';
 export { FOREIGN_PROJECT_ID } from './state.js';
 export { isLoopbackV4 } from './addressing.js';
+export {
+  findBinaries as findKubeBinaries,
+  stopTwin,
+  twinStatus,
+  type TwinClusterStatus,
+  type TwinComponentStatus,
+  type TwinOptions,
+  type TwinStatus,
+} from './twin/index.js';
 
 /** Options of `startEmulator`. */
 export interface EmulatorOptions {
@@ -55,6 +70,28 @@ export interface EmulatorOptions {
   rateLimitPerSecond?: number;
   /** Where the emulator reports what it does. Default: silent. */
   logger?: EmulatorLogger;
+  /**
+   * The Kubernetes twin (docs/emulator.md): `auto` (default) runs it when the binaries are found,
+   * `off` never.
+   */
+  twin?: 'auto' | 'off';
+  /**
+   * Where the twin keeps its process records, data and logs (`<twinDir>/twin/`). Default: the
+   * state file's directory (`<asset_dir>/emulator/` for the embedded emulator); without a state
+   * file a temporary directory, removed on close.
+   */
+  twinDir?: string;
+  /** The twin's gates and what `close()` does with its processes (default: stop them). */
+  twinOptions?: TwinOptions;
+}
+
+/** Whether the twin runs, and where. */
+export interface TwinInfo {
+  enabled: boolean;
+  /** Its directory, when enabled. */
+  dir?: string;
+  /** Why it is off. */
+  reason?: string;
 }
 
 /** A running emulator. */
@@ -67,7 +104,12 @@ export interface RunningEmulator {
   token: string;
   /** Id of the seeded project. */
   projectId: string;
-  /** Stops the server and writes the state file. */
+  /** The Kubernetes twin. */
+  twin: TwinInfo;
+  /**
+   * Stops the server and writes the state file; the twin's processes are stopped unless
+   * `twinOptions.onClose` is `keep`.
+   */
   close(): Promise<void>;
 }
 
@@ -152,12 +194,39 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     `Metal API emulator listening on ${base}${API_PREFIX} (project ${ownProject(state).id}, addresses 127.${state.addressing.v4Octet}.0.0/16)`,
   );
 
+  let twin: KubernetesTwin | undefined;
+  let twinInfo: TwinInfo = { enabled: false, reason: 'off (twin: "off")' };
+  let tempTwinDir: string | undefined;
+  if ((opts.twin ?? 'auto') === 'auto') {
+    const twinDir =
+      opts.twinDir ??
+      (opts.statePath
+        ? dirname(opts.statePath)
+        : // Created only when a control plane starts; removed on close.
+          (tempTwinDir = join(
+            tmpdir(),
+            `loko-twin-${process.pid}-${randomBytes(4).toString('hex')}`,
+          )));
+    const created = KubernetesTwin.create(twinSource(ctx), twinDir, opts.twinOptions ?? {}, logger);
+    if ('twin' in created) {
+      twin = created.twin;
+      twin.start();
+      twinInfo = { enabled: true, dir: twin.twinDir };
+    } else {
+      logger.info(created.off);
+      twinInfo = { enabled: false, reason: created.off };
+      if (tempTwinDir) rmSync(tempTwinDir, { recursive: true, force: true });
+      tempTwinDir = undefined;
+    }
+  }
+
   let closing: Promise<void> | undefined;
   return {
     url: `${base}${API_PREFIX}`,
     controlUrl: `${base}${CONTROL_PREFIX}`,
     token: state.token,
     projectId: ownProject(state).id,
+    twin: twinInfo,
     close: () =>
       (closing ??= (async () => {
         try {
@@ -165,6 +234,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
         } finally {
           await lease.release();
           await persister.flush();
+          await twin?.close();
+          if (tempTwinDir) rmSync(tempTwinDir, { recursive: true, force: true });
         }
       })()),
   };

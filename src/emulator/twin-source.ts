@@ -1,0 +1,67 @@
+import { findPlan } from './catalog.js';
+import type { EmulatorContext } from './context.js';
+import { addressesVisible } from './render.js';
+import { stateAt } from './lifecycle.js';
+import type { TwinDevice, TwinSource } from './twin/index.js';
+
+/**
+ * What the Kubernetes twin sees of the emulator: the own project's devices as the Metal API shows
+ * them — state on the virtual clock, the stored userdata (`GET /devices/{id}/userdata`), plan,
+ * metro, facility and management addresses (loopback) — and the plan's size for node capacity.
+ */
+export function twinSource(ctx: EmulatorContext): TwinSource {
+  return {
+    devices(): TwinDevice[] {
+      const now = ctx.clock.now();
+      const own = new Set(ctx.state.projects.filter((p) => p.access === 'own').map((p) => p.id));
+      return ctx.state.devices
+        .filter((d) => own.has(d.projectId))
+        .map((d) => {
+          const visible = addressesVisible(d, now);
+          const mgmt = ctx.state.assignments.filter(
+            (a) => a.deviceId === d.id && a.management && a.addressFamily === 4,
+          );
+          const plan = findPlan(ctx.state.catalog, d.plan);
+          return {
+            id: d.id,
+            hostname: d.hostname,
+            state: stateAt(d, now),
+            userdata: d.userdata,
+            plan: d.plan,
+            metro: d.metro,
+            facility: d.facility,
+            ...(visible ? addressesOf(mgmt) : {}),
+            ...(plan ? sizeOf(plan.specs) : {}),
+          };
+        });
+    },
+  };
+}
+
+function addressesOf(assignments: Array<{ public: boolean; address: string }>): {
+  publicV4?: string;
+  privateV4?: string;
+} {
+  const pub = assignments.find((a) => a.public)?.address;
+  const priv = assignments.find((a) => !a.public)?.address;
+  return { ...(pub ? { publicV4: pub } : {}), ...(priv ? { privateV4: priv } : {}) };
+}
+
+/** Logical CPUs (two threads per core) and memory of a plan. */
+function sizeOf(specs: {
+  cpus: Array<{ count: number; type: string }>;
+  memory: { total: string };
+}): { cpus?: number; memoryBytes?: number } {
+  const cores = specs.cpus.reduce((n, c) => {
+    const m = /(\d+)-Core/.exec(c.type);
+    return n + c.count * (m ? Number(m[1]) : 1);
+  }, 0);
+  const mem = /^(\d+)\s*([GT])B$/i.exec(specs.memory.total);
+  const memoryBytes = mem
+    ? Number(mem[1]) * 2 ** (mem[2]!.toUpperCase() === 'T' ? 40 : 30)
+    : undefined;
+  return {
+    ...(cores > 0 ? { cpus: cores * 2 } : {}),
+    ...(memoryBytes ? { memoryBytes } : {}),
+  };
+}

@@ -1,0 +1,666 @@
+/**
+ * The Kubernetes twin: the emulator "being" the machines whose userdata is kubeadm cloud-init.
+ *
+ * A reconcile loop (every `pollIntervalMs` of real time) looks at the devices as the Metal API
+ * shows them — state on the emulator's clock, userdata, addresses — and makes the Kubernetes side
+ * follow:
+ *
+ * - controller 0 (the device whose kubeadm config holds an InitConfiguration) `active` → a real
+ *   control plane on `<controlPlaneEndpoint host>:6443` (./control-plane.ts), plus what
+ *   `kubeadm init` creates (./bootstrap.ts) and controller 0's own Node;
+ * - every other kubeadm machine `active` → kubeadm's token discovery and TLS bootstrap against
+ *   that apiserver (./nodes.ts `checkJoin`); only a machine that passes gets its Node;
+ * - a device deprovisioning or gone → its Node is deleted; controller 0 gone → the control plane
+ *   is stopped and its data removed.
+ *
+ * Processes are recorded under `<twinDir>/twin/` (./records.ts); a later twin on the same
+ * directory reuses a recorded control plane that is still serving.
+ */
+import { resolve } from 'node:path';
+import { findBinaries, type TwinBinary } from './binaries.js';
+import { applyInitObjects, createTokens, parseGoDuration } from './bootstrap.js';
+import {
+  adoptControlPlane,
+  checkInitSpec,
+  recordServing,
+  startControlPlane,
+  stopRecorded,
+  type ControlPlaneHandle,
+} from './control-plane.js';
+import { isLoopbackV4 } from './network.js';
+import {
+  checkJoin,
+  cniNodeOf,
+  deleteNode,
+  DEVICE_ANNOTATION,
+  initializeNode,
+  isCcmPod,
+  markNetworkReady,
+  nodeObject,
+  registerNode,
+  type DeviceFacts,
+  type PodView,
+} from './nodes.js';
+import {
+  appendTwinLog,
+  clusterDir,
+  listClusters,
+  lockFile,
+  tryLock,
+  type ClusterRecord,
+} from './records.js';
+import { NETWORK_ANNOTATION, NETWORK_READY } from './stages.js';
+import { MachineSpecError, parseMachineUserdata, type MachineSpec } from './userdata.js';
+
+/** Options of the twin. */
+export interface TwinOptions {
+  /**
+   * Nodes keep `node.cloudprovider.kubernetes.io/uninitialized` (and get no providerID,
+   * instance-type/region labels or CCM addresses) until an Equinix Metal CCM pod runs. Default
+   * false: nodes are initialised from the emulator's data at once. (The next issue, which deploys
+   * the CCM, turns it on.)
+   */
+  requireCcm?: boolean;
+  /**
+   * Nodes stay NotReady (`NetworkPluginNotReady`) until a CNI pod runs on them. Default false:
+   * nodes turn Ready at once. (The next issue, which deploys the CNI, turns it on.)
+   */
+  requireCni?: boolean;
+  /**
+   * What `close()` does with the processes: `stop` them (default: the standalone emulator, tests)
+   * or `keep` them running for the next emulator on the same twin directory (the embedded
+   * emulator of the CLI; `stopTwin` stops them).
+   */
+  onClose?: 'stop' | 'keep';
+  /** Where the binaries are (default: `LOKO_KUBE_BIN_DIR`, else the kube:build cache). */
+  binDir?: string;
+  /** How long each component may take to become healthy (default 180 s). */
+  readyTimeoutMs?: number;
+  /** Reconcile period in real milliseconds (default 500). */
+  pollIntervalMs?: number;
+}
+
+/** A device as the twin sees it. */
+export interface TwinDevice extends DeviceFacts {
+  /** Device state on the emulator's clock (`active`, `deprovisioning`, `deleted`, …). */
+  state: string;
+  userdata: string;
+}
+
+/** Where the twin reads the devices from (the emulator's state, as the API would show it). */
+export interface TwinSource {
+  devices(): TwinDevice[];
+}
+
+interface Logger {
+  info(msg: string): void;
+}
+
+interface NodeTrack {
+  deviceId: string;
+  name: string;
+  phase: 'pending' | 'registered' | 'refused';
+  reason?: string;
+  nextTryAt: number;
+  delayMs: number;
+  deadline: number;
+  initialized: boolean;
+  networkReady: boolean;
+}
+
+interface Cluster {
+  address: string;
+  dir: string;
+  controllerDeviceId: string;
+  /** The cluster's version (ClusterConfiguration), which its kubelets report. */
+  kubernetesVersion: string;
+  phase: 'starting' | 'running' | 'failed';
+  handle?: ControlPlaneHandle;
+  release: () => void;
+  abort: AbortController;
+  failures: number;
+  retryAt: number;
+  nodes: Map<string, NodeTrack>;
+  lastResyncAt: number;
+  lastHealthAt: number;
+  lastGateAt: number;
+}
+
+/** Device states in which the machine (and so its kubelet) no longer exists. */
+const GONE = new Set(['deprovisioning', 'deleted']);
+const RESYNC_MS = 15_000;
+const HEALTH_MS = 10_000;
+const GATE_MS = 2_000;
+const DEFAULT_DISCOVERY_TIMEOUT_S = 5 * 60;
+
+/** Live twins of this process by twin directory (so `stopTwin` can tell them). */
+export const liveTwins = new Map<string, KubernetesTwin>();
+
+/** The reconcile loop of one emulator's twin. */
+export class KubernetesTwin {
+  private readonly clusters = new Map<string, Cluster>();
+  private readonly specs = new Map<
+    string,
+    { userdata: string; spec?: MachineSpec; error?: string }
+  >();
+  private readonly said = new Set<string>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+  private lastDiskScan = 0;
+
+  private constructor(
+    private readonly source: TwinSource,
+    readonly twinDir: string,
+    private readonly binaries: Record<TwinBinary, string>,
+    private readonly opts: Required<Omit<TwinOptions, 'binDir'>>,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The twin for `twinDir`, or why there is none (binaries missing). Nothing runs until
+   * {@link start}.
+   */
+  static create(
+    source: TwinSource,
+    twinDir: string,
+    opts: TwinOptions,
+    logger: Logger,
+  ): { twin: KubernetesTwin } | { off: string } {
+    const found = findBinaries(opts.binDir);
+    if (!found.ok) {
+      return {
+        off:
+          `Kubernetes twin off: ${found.missing.join(', ')} not found in ` +
+          `${found.binDir ?? '(no bin dir: set LOKO_KUBE_BIN_DIR)'}; build them with ` +
+          '`npm run kube:build` (docs/kube-binaries.md)',
+      };
+    }
+    const twin = new KubernetesTwin(
+      source,
+      resolve(twinDir),
+      found.paths,
+      {
+        requireCcm: opts.requireCcm ?? false,
+        requireCni: opts.requireCni ?? false,
+        onClose: opts.onClose ?? 'stop',
+        readyTimeoutMs: opts.readyTimeoutMs ?? 180_000,
+        pollIntervalMs: opts.pollIntervalMs ?? 500,
+      },
+      logger,
+    );
+    return { twin };
+  }
+
+  /** Starts the reconcile loop. */
+  start(): void {
+    liveTwins.set(this.twinDir, this);
+    this.timer = setInterval(() => void this.tick(), this.opts.pollIntervalMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /**
+   * Stops the loop. With `onClose: 'stop'` the control planes are stopped (their etcd data is
+   * kept, so an emulator restarted on the same state resumes them); with `keep` they stay up for
+   * the next emulator. A start still in progress is abandoned either way.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking;
+    for (const c of this.clusters.values()) c.abort.abort();
+    await Promise.allSettled([...this.inflight]);
+    if (this.opts.onClose === 'stop') {
+      for (const { dir } of listClusters(this.twinDir)) await stopRecorded(dir, false);
+    }
+    for (const c of this.clusters.values()) {
+      c.handle?.api.close();
+      c.release();
+    }
+    this.clusters.clear();
+    if (liveTwins.get(this.twinDir) === this) liveTwins.delete(this.twinDir);
+  }
+
+  /** Forgets every cluster without touching processes (`stopTwin` stops them). */
+  async forgetAll(): Promise<void> {
+    for (const c of this.clusters.values()) c.abort.abort();
+    await Promise.allSettled([...this.inflight]);
+    for (const c of this.clusters.values()) {
+      c.handle?.api.close();
+      c.release();
+    }
+    this.clusters.clear();
+  }
+
+  private say(key: string, msg: string): void {
+    if (this.said.has(key)) return;
+    this.said.add(key);
+    this.logger.info(msg);
+  }
+
+  private log(c: Cluster | undefined, msg: string): void {
+    this.logger.info(`Kubernetes twin: ${msg}`);
+    if (c) void appendTwinLog(c.dir, msg);
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  private tick(): Promise<void> {
+    if (this.closed || this.ticking) return this.ticking ?? Promise.resolve();
+    this.ticking = this.reconcile()
+      .catch((err: unknown) => this.say(`tick:${String(err)}`, `Kubernetes twin: ${String(err)}`))
+      .finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  /** The machine spec of a device (cached per userdata). */
+  private specOf(d: TwinDevice): MachineSpec | undefined {
+    let entry = this.specs.get(d.id);
+    if (!entry || entry.userdata !== d.userdata) {
+      entry = { userdata: d.userdata };
+      try {
+        const spec = parseMachineUserdata(d.userdata);
+        if (spec) entry.spec = spec;
+      } catch (err) {
+        entry.error = err instanceof MachineSpecError ? err.message : String(err);
+      }
+      this.specs.set(d.id, entry);
+    }
+    if (entry.error) {
+      this.say(
+        `spec:${d.id}:${entry.error}`,
+        `Kubernetes twin: device ${d.hostname} (${d.id}) has kubeadm userdata the twin cannot use: ${entry.error}`,
+      );
+    }
+    return entry.spec;
+  }
+
+  private async reconcile(): Promise<void> {
+    const now = Date.now();
+    const devices = this.source.devices();
+    for (const id of this.specs.keys()) {
+      if (!devices.some((d) => d.id === id)) this.specs.delete(id);
+    }
+    const machines: Array<{ device: TwinDevice; spec: MachineSpec }> = [];
+    for (const device of devices) {
+      const spec = this.specOf(device);
+      if (!spec) continue;
+      if (!isLoopbackV4(spec.endpoint.host)) {
+        this.say(
+          `endpoint:${device.id}`,
+          `Kubernetes twin: device ${device.hostname} points at ${spec.endpoint.host}, not a ` +
+            'loopback address; the twin only serves loopback endpoints',
+        );
+        continue;
+      }
+      machines.push({ device, spec });
+    }
+
+    // Control planes: one per endpoint address, owned by its controller 0.
+    const initByAddress = new Map<string, { device: TwinDevice; spec: MachineSpec }>();
+    for (const m of machines) {
+      if (m.spec.action !== 'init' || GONE.has(m.device.state)) continue;
+      const other = initByAddress.get(m.spec.endpoint.host);
+      if (other && other.device.id !== m.device.id) {
+        this.say(
+          `dup:${m.spec.endpoint.host}`,
+          `Kubernetes twin: ${other.device.hostname} and ${m.device.hostname} both run kubeadm init for ` +
+            `${m.spec.endpoint.host}; the twin serves the first one`,
+        );
+        continue;
+      }
+      initByAddress.set(m.spec.endpoint.host, m);
+    }
+    for (const c of [...this.clusters.values()]) {
+      const init = initByAddress.get(c.address);
+      if (!init || init.device.id !== c.controllerDeviceId) {
+        this.log(
+          c,
+          `controller ${c.controllerDeviceId} is gone: stopping the control plane on ${c.address}`,
+        );
+        await this.drop(c, true);
+      }
+    }
+    if (now - this.lastDiskScan > RESYNC_MS) {
+      this.lastDiskScan = now;
+      await this.sweepDisk(devices);
+    }
+    for (const [address, init] of initByAddress) {
+      const c = this.clusters.get(address);
+      if (init.device.state !== 'active') continue;
+      if (!c) this.begin(address, init.device, init.spec);
+      else if (c.phase === 'failed' && now >= c.retryAt)
+        this.begin(address, init.device, init.spec, c);
+    }
+
+    for (const c of this.clusters.values()) {
+      if (c.phase !== 'running' || !c.handle) continue;
+      try {
+        await this.syncCluster(c, machines, now);
+      } catch (err) {
+        this.say(
+          `sync:${c.address}:${String(err)}`,
+          `Kubernetes twin: ${c.address}: ${String(err)}`,
+        );
+      }
+    }
+    // Joining machines with no control plane to talk to: kubeadm keeps retrying discovery.
+    for (const m of machines) {
+      if (m.spec.action === 'init' || m.device.state !== 'active') continue;
+      if (!initByAddress.has(m.spec.endpoint.host)) {
+        this.say(
+          `orphan:${m.device.id}`,
+          `Kubernetes twin: ${m.device.hostname} waits for an API server at ` +
+            `${m.spec.endpoint.host}:${m.spec.endpoint.port} (no controller with kubeadm init there)`,
+        );
+      }
+    }
+  }
+
+  /** Records on disk whose controller device no longer exists: stop and remove them. */
+  private async sweepDisk(devices: TwinDevice[]): Promise<void> {
+    const live = new Set(devices.filter((d) => !GONE.has(d.state)).map((d) => d.id));
+    for (const { dir, record } of listClusters(this.twinDir)) {
+      if (!record || live.has(record.controllerDeviceId) || this.clusters.has(record.address)) {
+        continue;
+      }
+      const release = tryLock(lockFile(this.twinDir, record.address));
+      if (!release) continue;
+      try {
+        this.logger.info(
+          `Kubernetes twin: controller ${record.controllerDeviceId} of ${record.address} is gone: removing its control plane`,
+        );
+        await stopRecorded(dir, true);
+      } finally {
+        release();
+      }
+    }
+  }
+
+  /** Starts (or reuses) the control plane of controller 0 `device` in the background. */
+  private begin(address: string, device: TwinDevice, spec: MachineSpec, prev?: Cluster): void {
+    let release = prev?.release;
+    if (!release) {
+      release = tryLock(lockFile(this.twinDir, address));
+      if (!release) {
+        this.say(
+          `locked:${address}`,
+          `Kubernetes twin: another emulator process runs the twin of ${address} (lock ${lockFile(this.twinDir, address)})`,
+        );
+        return;
+      }
+    }
+    const c: Cluster = prev ?? {
+      address,
+      dir: clusterDir(this.twinDir, address),
+      controllerDeviceId: device.id,
+      kubernetesVersion: spec.cluster?.kubernetesVersion || 'v0.0.0',
+      phase: 'starting',
+      release,
+      abort: new AbortController(),
+      failures: 0,
+      retryAt: 0,
+      nodes: new Map(),
+      lastResyncAt: 0,
+      lastHealthAt: Date.now(),
+      lastGateAt: 0,
+    };
+    c.phase = 'starting';
+    c.abort = new AbortController();
+    this.clusters.set(address, c);
+    const server = `https://${address}:${spec.endpoint.port}`;
+    const run = async () => {
+      const caHash = checkInitSpec(spec);
+      let handle = await adoptControlPlane(c.dir, device.id, caHash);
+      if (handle) {
+        this.log(c, `reusing the control plane at ${server} (${describe(handle.record)})`);
+      } else {
+        this.logger.info(
+          `Kubernetes twin: starting a control plane for ${device.hostname} at ${server}`,
+        );
+        const t0 = Date.now();
+        handle = await startControlPlane({
+          dir: c.dir,
+          spec,
+          controllerDeviceId: device.id,
+          binaries: this.binaries,
+          dieWithParent: this.opts.onClose === 'stop',
+          readyTimeoutMs: this.opts.readyTimeoutMs,
+          signal: c.abort.signal,
+          log: (line) => void appendTwinLog(c.dir, line),
+        });
+        this.log(
+          c,
+          `control plane of ${spec.cluster?.clusterName ?? '?'} serving at ${server} after ` +
+            `${((Date.now() - t0) / 1000).toFixed(1)}s (${describe(handle.record)})`,
+        );
+      }
+      await applyInitObjects(handle.api, spec, server, handle.caPem);
+      await createTokens(handle.api, spec, new Date());
+      if (c.abort.signal.aborted) {
+        handle.api.close();
+        return;
+      }
+      c.handle = handle;
+      c.phase = 'running';
+      c.failures = 0;
+      c.lastResyncAt = 0;
+      c.lastHealthAt = Date.now();
+    };
+    this.track(
+      run().catch((err: unknown) => {
+        c.phase = 'failed';
+        c.failures++;
+        c.retryAt = Date.now() + Math.min(15_000 * c.failures, 300_000);
+        if (!c.abort.signal.aborted) {
+          this.log(
+            c,
+            `the control plane at ${server} did not start (attempt ${c.failures}; retrying in ` +
+              `${Math.round((c.retryAt - Date.now()) / 1000)}s): ${(err as Error).message}`,
+          );
+        }
+      }),
+    );
+  }
+
+  /** Stops a cluster this twin manages. */
+  private async drop(c: Cluster, removeData: boolean): Promise<void> {
+    c.abort.abort();
+    await Promise.allSettled([...this.inflight]);
+    c.handle?.api.close();
+    await stopRecorded(c.dir, removeData);
+    c.release();
+    this.clusters.delete(c.address);
+  }
+
+  private async syncCluster(
+    c: Cluster,
+    machines: Array<{ device: TwinDevice; spec: MachineSpec }>,
+    now: number,
+  ): Promise<void> {
+    const api = c.handle!.api;
+    if (now - c.lastHealthAt > HEALTH_MS) {
+      c.lastHealthAt = now;
+      if (!(await recordServing(c.dir, c.handle!.record))) {
+        this.log(c, `the control plane at ${c.address} stopped serving; restarting it`);
+        c.handle!.api.close();
+        c.handle = undefined;
+        c.phase = 'failed';
+        c.retryAt = now;
+        return;
+      }
+    }
+    const mine = machines.filter((m) => m.spec.endpoint.host === c.address);
+    const byId = new Map(mine.map((m) => [m.device.id, m]));
+
+    // Machines gone: their Node goes.
+    for (const t of [...c.nodes.values()]) {
+      const m = byId.get(t.deviceId);
+      if (m && !GONE.has(m.device.state)) continue;
+      if (t.phase === 'registered') {
+        await deleteNode(api, t.name);
+        this.log(c, `node ${t.name} deleted (device ${t.deviceId} is gone)`);
+      }
+      c.nodes.delete(t.deviceId);
+    }
+
+    // Resync with the API: nodes of devices that no longer exist, nodes registered earlier.
+    if (now - c.lastResyncAt > RESYNC_MS) {
+      c.lastResyncAt = now;
+      const list = await api.get<{ items: NodeView[] }>('/api/v1/nodes');
+      for (const node of list?.items ?? []) {
+        const deviceId = node.metadata.annotations?.[DEVICE_ANNOTATION];
+        if (!deviceId) continue;
+        const m = byId.get(deviceId);
+        if (!m || GONE.has(m.device.state)) {
+          await deleteNode(api, node.metadata.name);
+          this.log(c, `node ${node.metadata.name} deleted (device ${deviceId} is gone)`);
+          c.nodes.delete(deviceId);
+          continue;
+        }
+        const t = c.nodes.get(deviceId);
+        if (t && t.phase !== 'registered') Object.assign(t, registeredFrom(node));
+        if (!t)
+          c.nodes.set(deviceId, {
+            ...newTrack(deviceId, node.metadata.name, now, 0),
+            ...registeredFrom(node),
+          });
+      }
+    }
+
+    // Machines up: register them (controller 0 at once, others after discovery).
+    for (const m of mine) {
+      if (m.device.state !== 'active') continue;
+      let t = c.nodes.get(m.device.id);
+      if (!t) {
+        const timeout =
+          parseGoDuration(m.spec.discovery?.timeout ?? '') ?? DEFAULT_DISCOVERY_TIMEOUT_S;
+        t = newTrack(m.device.id, m.spec.nodeName ?? m.device.hostname, now, timeout);
+        c.nodes.set(m.device.id, t);
+      }
+      if (t.phase !== 'pending' || now < t.nextTryAt) continue;
+      await this.tryRegister(c, t, m.device, m.spec, now);
+    }
+
+    // The gates: a CCM initialises nodes, a CNI makes them Ready.
+    const waiting = [...c.nodes.values()].filter(
+      (t) => t.phase === 'registered' && (!t.initialized || !t.networkReady),
+    );
+    if (waiting.length > 0 && now - c.lastGateAt > GATE_MS) {
+      c.lastGateAt = now;
+      const pods = (await api.get<{ items: PodView[] }>('/api/v1/pods'))?.items ?? [];
+      const ccm = pods.some(isCcmPod);
+      const cniNodes = new Set(pods.map(cniNodeOf).filter((n): n is string => !!n));
+      for (const t of waiting) {
+        const m = byId.get(t.deviceId);
+        if (!m) continue;
+        if (!t.initialized && ccm) {
+          await initializeNode(api, t.name, m.device);
+          t.initialized = true;
+          this.log(c, `node ${t.name} initialised by the cloud controller manager`);
+        }
+        if (!t.networkReady && cniNodes.has(t.name)) {
+          await markNetworkReady(api, t.name);
+          t.networkReady = true;
+          this.log(c, `node ${t.name}: CNI running, network ready`);
+        }
+      }
+    }
+  }
+
+  private async tryRegister(
+    c: Cluster,
+    t: NodeTrack,
+    device: TwinDevice,
+    spec: MachineSpec,
+    now: number,
+  ): Promise<void> {
+    const api = c.handle!.api;
+    const existing = await api.get<NodeView>(`/api/v1/nodes/${encodeURIComponent(t.name)}`);
+    if (existing) {
+      if (existing.metadata.annotations?.[DEVICE_ANNOTATION] === device.id) {
+        Object.assign(t, registeredFrom(existing));
+        return;
+      }
+    }
+    if (spec.action !== 'init') {
+      const check = await checkJoin(api, spec);
+      if (!check.ok) {
+        if (check.reason !== t.reason) {
+          t.reason = check.reason;
+          this.log(c, `${device.hostname} (${device.id}) cannot join yet: ${check.reason}`);
+        }
+        if (now > t.deadline) {
+          t.phase = 'refused';
+          this.log(
+            c,
+            `${device.hostname} (${device.id}) never registers: kubeadm join gave up after its ` +
+              `discovery timeout (${t.reason})`,
+          );
+          return;
+        }
+        t.nextTryAt = now + t.delayMs;
+        t.delayMs = Math.min(t.delayMs * 2, 10_000);
+        return;
+      }
+      if (existing) {
+        // Another machine registered this name first; a kubelet would fail to take it over.
+        t.reason = `a node named ${t.name} already exists for another machine`;
+        t.phase = 'refused';
+        this.log(c, `${device.hostname} (${device.id}) never registers: ${t.reason}`);
+        return;
+      }
+      this.log(c, `${device.hostname} (${device.id}) passed discovery as ${check.user}`);
+    }
+    const initialized = !this.opts.requireCcm;
+    const networkReady = !this.opts.requireCni;
+    await registerNode(
+      api,
+      nodeObject(spec, device, {
+        initialized,
+        networkReady,
+        kubeletVersion: c.kubernetesVersion,
+      }),
+    );
+    Object.assign(t, { phase: 'registered', initialized, networkReady, reason: undefined });
+    this.log(c, `node ${t.name} registered (device ${device.id})`);
+  }
+}
+
+interface NodeView {
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec?: { providerID?: string };
+}
+
+function registeredFrom(node: NodeView): Partial<NodeTrack> {
+  return {
+    phase: 'registered',
+    initialized: !!node.spec?.providerID,
+    networkReady: node.metadata.annotations?.[NETWORK_ANNOTATION] === NETWORK_READY,
+    reason: undefined,
+  };
+}
+
+function newTrack(deviceId: string, name: string, now: number, timeoutS: number): NodeTrack {
+  return {
+    deviceId,
+    name,
+    phase: 'pending',
+    nextTryAt: now,
+    delayMs: 1000,
+    deadline: now + timeoutS * 1000,
+    initialized: false,
+    networkReady: false,
+  };
+}
+
+function describe(rec: ClusterRecord): string {
+  return rec.components.map((p) => `${p.name} ${p.pid}`).join(', ');
+}
