@@ -203,7 +203,7 @@ async function benchApply(rate) {
 }
 `,
     );
-    const control = new emulator.EmulatorControlClient(emu.controlUrl);
+    const control = new emulator.EmulatorControlClient(emu.controlUrl, emu.token);
     const t = performance.now();
     const r = await run(
       process.execPath,

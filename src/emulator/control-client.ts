@@ -13,8 +13,14 @@ import type { FaultRule } from './faults.js';
  * throw when the control API answers with an error.
  */
 export class EmulatorControlClient {
-  /** @param controlUrl `RunningEmulator.controlUrl` */
-  constructor(private readonly controlUrl: string) {}
+  /**
+   * @param controlUrl `RunningEmulator.controlUrl`
+   * @param token `RunningEmulator.token`: the control API wants it as `X-Auth-Token` too
+   */
+  constructor(
+    private readonly controlUrl: string,
+    private readonly token: string,
+  ) {}
 
   /** Request log entries after `since` (sequence number). */
   async requests(since?: number): Promise<RequestLogEntry[]> {
@@ -92,17 +98,18 @@ export class EmulatorControlClient {
     await this.call('PUT', '/rate-limit', { perSecond });
   }
 
-  /** Debug dump of the whole state (token redacted). */
+  /** Debug dump of the whole state (token, userdata and root passwords redacted). */
   async state(): Promise<Record<string, unknown>> {
     return this.call<Record<string, unknown>>('GET', '/state');
   }
 
   private async call<T = void>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { 'x-auth-token': this.token };
+    if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`${this.controlUrl}${path}`, {
       method,
-      ...(body !== undefined
-        ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
-        : {}),
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`emulator control ${method} ${path}: ${res.status} ${text}`);

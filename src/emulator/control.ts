@@ -5,7 +5,13 @@ import { findMetro, findPlan } from './catalog.js';
 import { newHardwareReservation, reservationProblem } from './hardware.js';
 import { iso } from './ids.js';
 import { injectFailure } from './lifecycle.js';
-import type { RequestLogEntry, RequestSummary, ResponseSample } from './requestlog.js';
+import {
+  REDACTED,
+  redactSecrets,
+  type RequestLogEntry,
+  type RequestSummary,
+  type ResponseSample,
+} from './requestlog.js';
 import { renderHardwareReservation } from './render.js';
 import { ownProject, type ProvisionFailureRule } from './state.js';
 
@@ -53,9 +59,9 @@ function objectBody(body: unknown): Record<string, unknown> {
 }
 
 /**
- * The control API (no auth; the server only listens on loopback): request log, faults,
- * provisioning failures, hardware reservations, clock, rate limit, state dump. See
- * docs/emulator.md.
+ * The control API (loopback clients with the emulator's `X-Auth-Token`, checked in server.ts):
+ * request log, faults, provisioning failures, hardware reservations, clock, rate limit, state
+ * dump (token, userdata and root passwords redacted). See docs/emulator.md.
  */
 export function registerControlRoutes(
   app: FastifyInstance,
@@ -191,6 +197,6 @@ export function registerControlRoutes(
     timeScale: ctx.clock.timeScale,
     rateLimitPerSecond: ctx.limiter.limit,
     faults: ctx.faults.list(),
-    state: { ...ctx.state, token: '<redacted>' },
+    state: redactSecrets({ ...ctx.state, token: REDACTED }),
   }));
 }

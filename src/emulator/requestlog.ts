@@ -21,7 +21,7 @@ export interface ResponseSample {
   method: string;
   route: string;
   status: number;
-  /** Parsed JSON, `null` for an empty body, or the raw text when not JSON. */
+  /** Parsed JSON (userdata and root passwords redacted), `null` for an empty body, or the raw text when not JSON. */
   body: unknown;
 }
 
@@ -33,6 +33,23 @@ export interface RequestSummary {
 
 /** Route name used when no route matched. */
 export const UNMATCHED_ROUTE = '(unmatched)';
+
+/** What secrets read as in control API answers (still a string, so API schemas hold). */
+export const REDACTED = '<redacted>';
+
+/** Keys whose non-empty string values are secrets: device userdata (it carries the cluster's CA keys) and root passwords. */
+const SECRET_KEYS = new Set(['userdata', 'root_password', 'rootPassword']);
+
+/** A deep copy of `value` with every secret string (see SECRET_KEYS) replaced by {@link REDACTED}. */
+export function redactSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = SECRET_KEYS.has(k) && typeof v === 'string' && v !== '' ? REDACTED : redactSecrets(v);
+  }
+  return out;
+}
 
 /**
  * The request log: what the API was asked and answered, so tests and benchmarks can measure API
@@ -58,7 +75,7 @@ export class RequestLog {
         method: entry.method,
         route: entry.route,
         status: entry.status,
-        body: parseBody(body),
+        body: redactSecrets(parseBody(body)),
       });
     }
     return full;

@@ -82,6 +82,16 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
       if (!isLoopback(req.socket.remoteAddress)) {
         return reply.code(403).send({ error: 'the control API answers loopback clients only' });
       }
+      // The control API can read the state (devices' userdata) and change it: same token as the API.
+      const token = req.headers['x-auth-token'];
+      if (token !== ctx.state.token) {
+        return reply.code(401).send({
+          error:
+            token === undefined || token === ''
+              ? 'the control API needs the X-Auth-Token header (the emulator token)'
+              : 'Invalid authentication token',
+        });
+      }
       return;
     }
     if (!isApiPath(req.url)) return;

@@ -174,7 +174,10 @@ export async function startEmulatorProcess(
     async control(method, route, body) {
       const res = await fetch(`${controlUrl}${route}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: {
+          'x-auth-token': ready.token,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);

@@ -98,7 +98,7 @@ export function wrap(running: RunningEmulator, dir: string, statePath: string): 
     ...running,
     dir,
     statePath,
-    control: new EmulatorControlClient(running.controlUrl),
+    control: new EmulatorControlClient(running.controlUrl, running.token),
     api,
     stop: async () => {
       await running.close();

@@ -116,7 +116,7 @@ describe('control API', () => {
   it('rejects malformed fault rules with 400', async () => {
     const res = await fetch(`${emu().controlUrl}/faults`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'x-auth-token': emu().token },
       body: JSON.stringify({ status: 418 }),
     });
     expect(res.status).toBe(400);
@@ -137,6 +137,70 @@ describe('control API', () => {
     expect(dump.state.token).toBe('<redacted>');
     expect(JSON.stringify(dump)).not.toContain(emu().token);
     expect(dump.state.projects.length).toBe(2);
+  });
+
+  it('wants the emulator token on every control route', async () => {
+    for (const [method, route] of [
+      ['GET', '/health'],
+      ['GET', '/state'],
+      ['GET', '/responses'],
+      ['GET', '/requests/summary'],
+      ['POST', '/clock'],
+      ['DELETE', '/faults'],
+    ] as const) {
+      for (const token of [undefined, 'not-the-token']) {
+        const res = await fetch(`${emu().controlUrl}${route}`, {
+          method,
+          headers: {
+            ...(token ? { 'x-auth-token': token } : {}),
+            ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(method === 'POST' ? { body: JSON.stringify({ advanceSeconds: 1 }) } : {}),
+        });
+        expect(res.status, `${method} ${route} with ${token ?? 'no token'}`).toBe(401);
+        expect(((await res.json()) as { error: string }).error).toMatch(/X-Auth-Token|token/);
+      }
+    }
+    const ok = await fetch(`${emu().controlUrl}/health`, {
+      headers: { 'x-auth-token': emu().token },
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  it('redacts userdata and root passwords in the state dump and the response samples', async () => {
+    const { api, control, projectId } = emu();
+    const secret = '#cloud-config\nwrite_files: [{path: /etc/kubernetes/pki/ca.key}]';
+    const created = await api(
+      'POST',
+      `/projects/${projectId}/devices`,
+      deviceInput({ hostname: 'secret-holder', userdata: secret }),
+    );
+    expect(created.status).toBe(201);
+    await control.advanceClock(3600); // active: the device now shows a root_password
+    const device = await api('GET', `/devices/${created.body.id}`);
+    const password = device.body.root_password as string;
+    expect(password).toBeTruthy();
+    expect((await api('GET', `/devices/${created.body.id}/userdata`)).body.userdata).toBe(secret);
+
+    const dump = JSON.stringify(await control.state());
+    const samples = await control.responses();
+    for (const text of [dump, JSON.stringify(samples)]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(password);
+    }
+    const stateDevice = (
+      (await control.state()) as {
+        state: { devices: Array<{ hostname: string; userdata: string; rootPassword: string }> };
+      }
+    ).state.devices.find((d) => d.hostname === 'secret-holder')!;
+    expect(stateDevice).toMatchObject({ userdata: '<redacted>', rootPassword: '<redacted>' });
+    const sample = samples.find(
+      (s) => s.method === 'GET' && s.route === '/metal/v1/devices/:id' && s.status === 200,
+    )!.body as { userdata: string; root_password: string };
+    expect(sample).toMatchObject({ userdata: '<redacted>', root_password: '<redacted>' });
+    const userdataSample = samples.find((s) => s.route === '/metal/v1/devices/:id/userdata')!
+      .body as { userdata: string };
+    expect(userdataSample.userdata).toBe('<redacted>');
   });
 });
 
