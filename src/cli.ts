@@ -10,6 +10,8 @@ import { clusterDestroyCommand } from './commands/cluster/destroy.js';
 import { clusterPlanCommand } from './commands/cluster/plan.js';
 import { configValidateCommand } from './commands/config/validate.js';
 import { emulatorStartCommand } from './commands/emulator/start.js';
+import { healthCommand } from './commands/health.js';
+import { kubeconfigCommand } from './commands/kubeconfig.js';
 import type { CommandContext, GlobalOptions, RunAction } from './commands/shared/context.js';
 import { versionCommand } from './commands/version.js';
 import { createOutputHost, type OutputHost, type Streams } from './tasks/output.js';
@@ -158,6 +160,8 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
         'Examples:',
         '  loko cluster apply -c examples/quickstart --emulator --yes',
         '  loko cluster plan -c examples/quickstart --emulator; echo "exit $?"   # 0 = no changes, 2 = changes',
+        '  loko kubeconfig -c examples/quickstart --merge',
+        '  loko health -c examples/quickstart',
         '  loko cluster destroy -c examples/quickstart --emulator --yes',
         '',
         'Exit codes: 0 success, 1 error, 2 changes pending (cluster plan), 130 interrupted.',
@@ -165,7 +169,7 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
     );
 
   const cluster = new Command('cluster').description(
-    "plan, create and destroy the cluster's machines",
+    'plan, create and destroy the cluster (machines, control-plane Elastic IP, Kubernetes)',
   );
   cluster.addCommand(clusterPlanCommand(runAction));
   cluster.addCommand(clusterApplyCommand(runAction));
@@ -176,6 +180,8 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
   emulator.addCommand(emulatorStartCommand(runAction));
 
   for (const group of [cluster, config, emulator]) program.addCommand(group);
+  program.addCommand(kubeconfigCommand(runAction));
+  program.addCommand(healthCommand(runAction));
   program.addCommand(versionCommand(runAction));
   // Subcommands inherit output handling so their errors and help go to our streams too.
   for (const cmd of allCommands(program)) {

@@ -23,3 +23,5 @@ export * from './apply.js';
 export * from './rollout.js';
 export * from './retry.js';
 export * from './wait.js';
+export * from './raw.js';
+export * from './merge.js';

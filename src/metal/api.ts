@@ -43,7 +43,10 @@ export interface MetalApi {
   deviceAction(deviceId: string, type: DeviceActionType, opts?: DeviceActionOptions): Promise<void>;
   getUserdata(deviceId: string): Promise<string>;
 
-  listIPReservations(projectId: string, opts?: { types?: string[] }): Promise<IPReservation[]>;
+  listIPReservations(
+    projectId: string,
+    opts?: { types?: string[] } & IncludeOptions,
+  ): Promise<IPReservation[]>;
   createIPReservation(projectId: string, input: IPReservationRequestInput): Promise<IPReservation>;
   deleteIP(id: string): Promise<'deleted' | 'absent'>;
   listDeviceIPs(deviceId: string): Promise<IPAssignment[]>;

@@ -105,7 +105,10 @@ export class MetalClient implements MetalApi {
   // IP addresses
 
   /** `GET /projects/{id}/ips?types=…` (all pages) */
-  listIPReservations(projectId: string, opts?: { types?: string[] }): Promise<IPReservation[]> {
+  listIPReservations(
+    projectId: string,
+    opts?: { types?: string[] } & IncludeOptions,
+  ): Promise<IPReservation[]> {
     return ips.listIPReservations(this.transport, projectId, opts);
   }
 

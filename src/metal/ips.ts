@@ -1,22 +1,30 @@
 /** IP reservations and assignments (reference/metal-api.md §6). */
 import type { MetalTransport } from './transport.js';
-import type { IPAssignment, IPReservation, IPReservationRequestInput } from './types.js';
+import type {
+  IncludeOptions,
+  IPAssignment,
+  IPReservation,
+  IPReservationRequestInput,
+} from './types.js';
 import { deleted, seg } from './util.js';
 
 /**
  * `GET /projects/{id}/ips?types=…&per_page=100`, following `meta` pages → the project's IP
  * reservations. `types` goes out as repeated keys (`types=public_ipv4&types=global_ipv4`, the
- * spec's form/explode style).
+ * spec's form/explode style). `include: ['assignments']` embeds each reservation's assignments
+ * (otherwise they are hrefs).
  */
 export function listIPReservations(
   t: MetalTransport,
   projectId: string,
-  opts: { types?: string[] } = {},
+  opts: { types?: string[] } & IncludeOptions = {},
 ): Promise<IPReservation[]> {
   return t.list<IPReservation>(
     {
       path: `/projects/${seg(projectId)}/ips`,
       query: { types: opts.types && opts.types.length > 0 ? opts.types : undefined },
+      include: opts.include,
+      exclude: opts.exclude,
     },
     'ip_addresses',
   );

@@ -8,7 +8,7 @@
  * Callers serialise runs on one asset dir with the asset-dir lock (`acquireClusterLock`).
  */
 import { randomBytes, createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PkiError } from './errors.js';
 import { caCertHash } from './hash.js';
@@ -94,8 +94,57 @@ export async function ensureClusterPki(
   assetDir: string,
   opts: EnsurePkiOptions = {},
 ): Promise<ClusterPki> {
-  const now = opts.now ?? new Date();
   const dir = pkiDir(assetDir);
+  if (!(await exists(dir))) {
+    // A new PKI is generated in a staging directory and renamed into place, so a run killed
+    // half-way leaves no half CA (which the next run would refuse to complete) behind.
+    const written = await createStaged(dir, opts);
+    const pki = await ensureIn(dir, opts);
+    return { ...pki, written: [...written, ...pki.written] };
+  }
+  return ensureIn(dir, opts);
+}
+
+/** Prefix of the staging directories next to `pki/`; leftovers of killed runs are removed. */
+const STAGING_PREFIX = 'pki.new-';
+
+async function createStaged(dir: string, opts: EnsurePkiOptions): Promise<string[]> {
+  const parent = path.dirname(dir);
+  await mkdir(parent, { recursive: true });
+  // Callers hold the asset-dir lock: any staging directory here is a leftover of a killed run.
+  for (const name of await readdir(parent)) {
+    if (name.startsWith(STAGING_PREFIX))
+      await rm(path.join(parent, name), { recursive: true, force: true });
+  }
+  const staging = path.join(
+    parent,
+    `${STAGING_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+  try {
+    const pki = await ensureIn(staging, opts);
+    await rename(staging, dir);
+    return pki.written;
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    const code = (err as NodeJS.ErrnoException).code;
+    // Another process (without the lock) got there first: use its PKI.
+    if ((code === 'EEXIST' || code === 'ENOTEMPTY') && (await exists(dir))) return [];
+    throw err;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new PkiError(`cannot read ${p}: ${(err as NodeJS.ErrnoException).code}`);
+  }
+}
+
+async function ensureIn(dir: string, opts: EnsurePkiOptions): Promise<ClusterPki> {
+  const now = opts.now ?? new Date();
   await ensureDir(dir);
   await ensureDir(path.join(dir, 'etcd'));
   const written: string[] = [];

@@ -1,14 +1,17 @@
 /**
- * `loko cluster apply`: plan, show, confirm (or `--yes`), then create/update/delete devices in
- * parallel with a bound, wait until all are active (listing by tag), and print the summary.
+ * `loko cluster apply`: plan, show, confirm (or `--yes`), then the control-plane Elastic IP, the
+ * machines (in parallel with a bound, waiting until all are active, listing by tag), and the
+ * Kubernetes phases: wait for the API, write the admin kubeconfig, wait for the nodes. Prints the
+ * summary and the next command to run.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { ExitCode } from '../../util/errors.js';
-import type { RunAction } from '../shared/context.js';
+import type { CommandContext, RunAction } from '../shared/context.js';
 
 /** Options of `cluster apply`. */
 export interface ApplyFlags {
   allowReplace?: boolean;
+  machinesOnly?: boolean;
   parallelism: number;
   timeout: number;
 }
@@ -23,13 +26,31 @@ export function positiveInt(flag: string) {
   };
 }
 
+/** Parses a positive number of minutes (`0.5` is 30 s). */
+export function positiveMinutes(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new InvalidArgumentError(
+        `${flag} must be a positive number of minutes, for example 30`,
+      );
+    return n;
+  };
+}
+
 /** Defines the command. */
 export function clusterApplyCommand(runAction: RunAction): Command {
   return new Command('apply')
-    .description("create or update the cluster's machines to match the configuration")
+    .description(
+      'create or update the machines to match the configuration, then wait for Kubernetes on them',
+    )
     .option(
       '--allow-replace',
       'allow replacing devices whose plan, OS or metro changed (deletes them)',
+    )
+    .option(
+      '--machines-only',
+      'stop once the machines are active: do not wait for the Kubernetes API or the nodes',
     )
     .option(
       '--parallelism <n>',
@@ -39,8 +60,8 @@ export function clusterApplyCommand(runAction: RunAction): Command {
     )
     .option(
       '--timeout <minutes>',
-      'give up waiting for devices after this many minutes',
-      positiveInt('--timeout'),
+      'give up each wait (devices active, Kubernetes API, nodes) after this many minutes',
+      positiveMinutes('--timeout'),
       30,
     )
     .action(
@@ -57,6 +78,8 @@ export function clusterApplyCommand(runAction: RunAction): Command {
           'loko cluster apply',
           'always',
           async ({ cluster, result, metal }) => {
+            const kubernetes = await kubernetesMode(ctx, opts);
+            if (kubernetes.mode === 'skip' && !opts.machinesOnly) ctx.host.info(kubernetes.reason);
             const executor = p.createExecutor({
               api: metal.api,
               signal: ctx.signal,
@@ -71,6 +94,9 @@ export function clusterApplyCommand(runAction: RunAction): Command {
                 allowReplace: opts.allowReplace ?? false,
                 parallelism: opts.parallelism,
                 poll: pollFor(metal.timeScale, opts.timeout),
+                // The Kubernetes API is real (the twin too): its waits run on real time.
+                kubePoll: { ...p.DEFAULT_KUBE_POLL, timeoutMs: opts.timeout * 60_000 },
+                kubernetes,
               },
             });
             const runner = await createRunner(ctx);
@@ -86,8 +112,21 @@ export function clusterApplyCommand(runAction: RunAction): Command {
                 yes: ctx.globals.yes,
               });
             }
-            await runner.run(p.applyPhases, actx, ctx.signal);
+            await runner.run(
+              kubernetes.mode === 'wait' ? p.applyPhases : p.machinePhases,
+              actx,
+              ctx.signal,
+            );
             const summary = actx.summary!;
+            const api = p.apiServerUrl(actx);
+            const kube =
+              kubernetes.mode === 'wait'
+                ? {
+                    api,
+                    kubeconfig: actx.kubeconfig,
+                    nodes: (actx.nodes ?? []).map((n) => ({ name: n.name, ready: n.ready })),
+                  }
+                : { api, skipped: kubernetes.reason };
 
             if (ctx.host.format === 'json') {
               ctx.host.json({
@@ -95,20 +134,28 @@ export function clusterApplyCommand(runAction: RunAction): Command {
                 mutations: executor.recorded.map(mutationJson),
                 summary,
                 summaryFile: actx.summaryFile,
+                kubernetes: kube,
               });
               return ExitCode.ok;
             }
             for (const line of summaryLines(summary, ctx.host.colorOut)) ctx.host.out(line);
             const flags = reRunFlags(ctx);
-            ctx.host.out(`Assets:  ${cluster.assetDir}`);
-            ctx.host.out(`Summary: ${actx.summaryFile}`);
+            ctx.host.out(`Assets:      ${cluster.assetDir}`);
+            ctx.host.out(`Summary:     ${actx.summaryFile}`);
+            if (api) ctx.host.out(`Kubernetes:  ${api}`);
+            if (actx.kubeconfig) ctx.host.out(`Kubeconfig:  ${actx.kubeconfig}`);
+            else
+              ctx.host.out(
+                `Kubernetes phases skipped: ${opts.machinesOnly ? '--machines-only' : "the emulator's Kubernetes twin is off"}.`,
+              );
             ctx.host.out('');
             ctx.host.out('Next:');
-            ctx.host.out(`  loko cluster plan${flags}      # should report no changes`);
-            ctx.host.out(`  loko cluster destroy${flags}   # removes every device of the cluster`);
-            ctx.host.out(
-              '  (Kubernetes bootstrap and a kubeconfig come in a later version; the machines run a placeholder userdata.)',
-            );
+            if (actx.kubeconfig) {
+              ctx.host.out(`  kubectl --kubeconfig ${actx.kubeconfig} get nodes`);
+              ctx.host.out(`  loko health${flags}             # nodes and control plane`);
+            }
+            ctx.host.out(`  loko cluster plan${flags}       # should report no changes`);
+            ctx.host.out(`  loko cluster destroy${flags}    # removes everything the cluster owns`);
             return ExitCode.ok;
           },
         );
@@ -116,8 +163,29 @@ export function clusterApplyCommand(runAction: RunAction): Command {
     );
 }
 
+/**
+ * After the machines: `--machines-only` stops there; with `--emulator`, the Kubernetes phases
+ * run only when the emulator's Kubernetes twin is on; against any other endpoint apply waits for
+ * the API (and fails after `--timeout` naming what it waited for).
+ */
+async function kubernetesMode(
+  ctx: CommandContext,
+  opts: ApplyFlags,
+): Promise<import('../../platforms/equinixmetal/apply.js').KubernetesMode> {
+  if (opts.machinesOnly) return { mode: 'skip', reason: '--machines-only', apiExpected: true };
+  if (!ctx.globals.emulator) return { mode: 'wait' };
+  const { emulatorTwin } = await import('../shared/twin.js');
+  const twin = await emulatorTwin(ctx.env);
+  if (twin.on) return { mode: 'wait' };
+  return {
+    mode: 'skip',
+    reason: `The emulator's Kubernetes twin is off: ${twin.reason}. Provisioning the machines only; the Kubernetes phases are skipped.`,
+    apiExpected: false,
+  };
+}
+
 /** The flags to repeat in suggested follow-up commands (config location and endpoint). */
-function reRunFlags(ctx: Parameters<Parameters<RunAction>[0]>[0]): string {
+export function reRunFlags(ctx: CommandContext): string {
   const parts: string[] = [];
   if (ctx.globals.config !== '.') parts.push(`-c ${ctx.globals.config}`);
   if (ctx.globals.emulator) parts.push('--emulator');

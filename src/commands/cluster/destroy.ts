@@ -1,6 +1,7 @@
 /**
  * `loko cluster destroy`: show everything tagged with the cluster, confirm (or `--yes`), delete
- * devices then IP reservations, wait until they are gone, and fail listing anything left.
+ * devices then IP reservations, wait until they are gone, and fail listing anything left. With
+ * `--emulator`, also stops the emulator's Kubernetes twin (its processes outlive each run).
  */
 import { Command } from 'commander';
 import { ExitCode } from '../../util/errors.js';
@@ -30,6 +31,13 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
           'loko cluster destroy',
           'always',
           async ({ cluster, metal }) => {
+            /** The machines are gone: so is the Kubernetes the twin played on them. */
+            const stopTwin = async (): Promise<void> => {
+              if (!ctx.globals.emulator) return;
+              const { stopEmulatorTwin } = await import('../shared/twin.js');
+              if (await stopEmulatorTwin(cluster.assetDir))
+                ctx.host.debug("stopped the emulator's Kubernetes twin");
+            };
             const dctx = p.createDestroyContext({
               api: metal.api,
               executor: p.createExecutor({
@@ -48,6 +56,7 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
             await runner.run(p.inventoryPhases, dctx, ctx.signal);
             const inv = dctx.inventory!;
             if (p.isEmpty(inv)) {
+              await stopTwin();
               if (ctx.host.format === 'json')
                 ctx.host.json({
                   cluster: cluster.clusterName,
@@ -74,6 +83,7 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
               yes: ctx.globals.yes,
             });
             await runner.run(p.destroyPhases, dctx, ctx.signal);
+            await stopTwin();
 
             const deleted = {
               devices: inv.devices.map((d) => ({ hostname: d.hostname, id: d.id })),

@@ -3,6 +3,7 @@
  */
 import type { ChalkInstance } from 'chalk';
 import { describeMutation, type Mutation } from '../../platforms/equinixmetal/executor.js';
+import type { EndpointPlan } from '../../platforms/equinixmetal/endpoint.js';
 import type { Action, Plan } from '../../platforms/equinixmetal/plan.js';
 
 const SYMBOL: Record<Action['type'], string> = {
@@ -20,6 +21,9 @@ export function planLines(p: Plan, c: ChalkInstance, allowReplace: boolean): str
     const lines = [
       `No changes: the ${p.counts.noop} devices of cluster "${p.clusterName}" match the configuration.`,
     ];
+    const e = p.endpoint;
+    if (e?.reservation && e.heldBy)
+      lines.push(`The control-plane Elastic IP ${e.reservation.address} is on ${e.heldBy}.`);
     if (waiting.length > 0)
       lines.push(
         `(${waiting.map((a) => `${a.hostname} is ${'state' in a ? a.state : ''}`).join(', ')})`,
@@ -41,14 +45,46 @@ export function planLines(p: Plan, c: ChalkInstance, allowReplace: boolean): str
       `  ${paint[a.type](`${SYMBOL[a.type].padStart(3)} ${a.type.padEnd(7)}`)} ${a.hostname.padEnd(width)}  ${describe(a, allowReplace)}`,
     );
   }
+  const endpoint = endpointLines(p.endpoint);
+  if (endpoint.length > 0) {
+    if (lines.length > 2) lines.push('');
+    for (const [symbol, text] of endpoint)
+      lines.push(`  ${(symbol === '-' ? c.red : c.green)(symbol.padStart(3))} ${text}`);
+  }
   lines.push('', summaryLine(p));
   return lines;
 }
 
-/** `Plan: 2 to create, 1 to update, 0 to replace, 1 to delete, 3 unchanged.` */
+/** `[symbol, text]` per change of the control-plane Elastic IP, in the order apply makes them. */
+function endpointLines(e: EndpointPlan | undefined): Array<[string, string]> {
+  if (!e) return [];
+  const out: Array<[string, string]> = [];
+  if (e.reserve)
+    out.push(['+', `reserve the control-plane Elastic IP (public_ipv4 /32 in ${e.metro})`]);
+  const address = e.reservation ? ` ${e.reservation.address}` : '';
+  for (const u of e.unassign)
+    out.push(['-', `unassign the control-plane Elastic IP${address} from ${u.from}`]);
+  if (e.assign) {
+    out.push(['+', `assign the control-plane Elastic IP${address} to ${e.assign.hostname}`]);
+  }
+  return out;
+}
+
+/**
+ * `Plan: 2 to create, 1 to update, 0 to replace, 1 to delete, 3 unchanged.`, plus the Elastic IP
+ * changes when there are any.
+ */
 export function summaryLine(p: Plan): string {
   const c = p.counts;
-  return `Plan: ${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.noop} unchanged.`;
+  const e = p.endpoint;
+  const eip = e
+    ? [e.reserve && 'reserve', e.unassign.length > 0 && 'unassign', e.assign && 'assign'].filter(
+        Boolean,
+      )
+    : [];
+  return `Plan: ${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.noop} unchanged${
+    eip.length > 0 ? `; control-plane Elastic IP: ${eip.join(', ')}` : ''
+  }.`;
 }
 
 function describe(a: Action, allowReplace: boolean): string {
@@ -116,6 +152,20 @@ export function planJson(p: Plan): Record<string, unknown> {
     changes: p.changes,
     counts: p.counts,
     actions: p.actions.map(actionJson),
+    ...(p.endpoint ? { endpoint: endpointJson(p.endpoint) } : {}),
+  };
+}
+
+/** JSON form of the control-plane Elastic IP plan. */
+export function endpointJson(e: EndpointPlan): Record<string, unknown> {
+  return {
+    address: e.reservation?.address ?? null,
+    reservationId: e.reservation?.id ?? null,
+    metro: e.metro,
+    reserve: e.reserve,
+    unassign: e.unassign,
+    assign: e.assign ? { hostname: e.assign.hostname, deviceId: e.assign.deviceId ?? null } : null,
+    heldBy: e.heldBy ?? null,
   };
 }
 
@@ -133,6 +183,11 @@ function mutationCall(m: Mutation): string {
     case 'delete-device':
       return `DELETE /devices/${m.deviceId}`;
     case 'delete-ip-reservation':
+    case 'unassign-ip':
       return `DELETE /ips/${m.id}`;
+    case 'reserve-ip':
+      return `POST /projects/${m.projectId}/ips`;
+    case 'assign-ip':
+      return `POST /devices/${m.deviceId}/ips`;
   }
 }

@@ -1,25 +1,66 @@
 /**
  * `cluster apply` for Equinix Metal, as one readable list of phases (DESIGN.md §2.4):
- * read state -> preflight, then (after the command's confirmation) devices -> wait active -> summary.
- * Every mutation goes through the context's {@link Executor}; with a dry-run executor the same
- * phases record exactly what apply would do.
+ * read state -> preflight, then (after the command's confirmation) control-plane Elastic IP ->
+ * PKI -> bootstrap of new machines -> devices -> wait active -> assign the Elastic IP -> summary
+ * -> wait for the Kubernetes API -> kubeconfig -> nodes registered -> bootstrap components ->
+ * nodes Ready. Every Metal mutation goes through the context's {@link Executor}; with a dry-run
+ * executor the same phases record exactly what apply would do.
  */
 import pLimit from 'p-limit';
 import type { ClusterConfig, SourceIndex } from '../../config/types.js';
 import type { MetalApi } from '../../metal/api.js';
 import type { Device, DeviceCreateInput } from '../../metal/types.js';
+import {
+  BootstrapToken,
+  DEFAULT_BOOTSTRAP_TOKEN_TTL_SECONDS,
+  ensureClusterPki,
+  type ClusterPki,
+} from '../../pki/index.js';
 import type { Phase, PhaseIO, PhaseItem, PhaseRunner } from '../../tasks/phase.js';
 import { LokoError } from '../../util/errors.js';
 import { deleteDevices, settleAll, type DeleteTarget } from './delete-devices.js';
 import { createWave, desiredState, type DesiredDevice, type DesiredState } from './desired.js';
+import { endpointTags, endpointUrl, reservationAddress } from './endpoint.js';
 import type { Executor } from './executor.js';
-import { observe, type ObservedState } from './observe.js';
+import {
+  adminKubeconfig,
+  connectClusterApi,
+  type ClusterApi,
+  type ConnectClusterApi,
+  type NodeStatus,
+} from './kubernetes.js';
+import {
+  clusterBootstrapFor,
+  kubeconfigPath,
+  loadToken,
+  saveToken,
+  tokenUsable,
+} from './machine-bootstrap.js';
+import { observe, observeEndpoint, type ObservedState } from './observe.js';
 import { plan, refusedReplacements, type Action, type Plan, type ReplaceAction } from './plan.js';
-import { DEFAULT_POLL, systemClock, type Clock, type PollOptions } from './poll.js';
+import { DEFAULT_POLL, pollUntil, systemClock, type Clock, type PollOptions } from './poll.js';
 import { preflight, type PreflightReport } from './preflight.js';
 import { summarize, writeSummary, type ClusterSummary } from './summary.js';
+import { controllerHostname } from './tags.js';
 import { waitForActive, type WaitTarget } from './wait.js';
 
+/**
+ * What apply does after the machines. `wait`: wait for the Kubernetes API, write the kubeconfig,
+ * wait for the nodes. `skip`: stop after the machines, for `reason` (shown to the user);
+ * `apiExpected` says whether a Kubernetes API may exist at the endpoint at all (false for the
+ * emulator without its Kubernetes twin), which decides how a bootstrap token for new machines is
+ * found.
+ */
+export type KubernetesMode =
+  { mode: 'wait' } | { mode: 'skip'; reason: string; apiExpected: boolean };
+
+/** Default Kubernetes waits: 1 s growing to 5 s, 30 min overall. */
+export const DEFAULT_KUBE_POLL: Omit<PollOptions, 'clock' | 'signal'> = {
+  intervalMs: 1_000,
+  maxIntervalMs: 5_000,
+  factor: 1.5,
+  timeoutMs: 30 * 60_000,
+};
 /** Tunables of apply; all have defaults in {@link createApplyContext}. */
 export interface ApplyOptions {
   /** Allow `replace` actions caused by a changed plan, OS or metro. */
@@ -31,6 +72,12 @@ export interface ApplyOptions {
   clock: Clock;
   /** Write `<asset_dir>/cluster.json` in the summary phase (default true; never in dry-run). */
   writeSummary: boolean;
+  /** After the machines: wait for Kubernetes (default) or stop. */
+  kubernetes: KubernetesMode;
+  /** Poll timing of the Kubernetes waits (API, nodes); real time, never scaled. */
+  kubePoll: Omit<PollOptions, 'clock' | 'signal'>;
+  /** Connects to the cluster's Kubernetes API (unit tests pass a fake). */
+  connect: ConnectClusterApi;
 }
 
 /** State shared by the apply phases. Fields below `executor` are filled in as phases run. */
@@ -46,6 +93,18 @@ export interface ApplyContext {
   preflight?: PreflightReport;
   /** Devices by hostname as last listed (after waiting, all active). */
   devices?: Map<string, Device>;
+  /** The control-plane Elastic IP, once found or reserved. */
+  endpoint?: { id: string; address: string };
+  /** The cluster PKI, once loaded (never in a dry run). */
+  pki?: ClusterPki;
+  /** Where the new machines' bootstrap token came from, for the log (never the token). */
+  tokenSource?: 'new cluster' | 'minted' | 'saved' | 'unregistered';
+  /** The Kubernetes API client, once connected. */
+  kube?: ClusterApi;
+  /** The written admin kubeconfig. */
+  kubeconfig?: string;
+  /** Nodes as last listed by the Kubernetes phases. */
+  nodes?: NodeStatus[];
   summary?: ClusterSummary;
   /** Path of the written summary file. */
   summaryFile?: string;
@@ -71,17 +130,26 @@ export function createApplyContext(input: {
       poll: DEFAULT_POLL,
       clock: systemClock,
       writeSummary: true,
+      kubernetes: { mode: 'wait' },
+      kubePoll: DEFAULT_KUBE_POLL,
+      connect: connectClusterApi,
       ...input.options,
     },
   };
 }
 
-/** Reads the cluster's devices by tag and plans. */
+/** Reads the cluster's devices and control-plane Elastic IP by tag, and plans. */
 export const readStatePhase: Phase<ApplyContext> = {
   title: 'Read the cluster state from the Metal API',
   async run(ctx, io) {
-    ctx.observed = await observe(ctx.api, ctx.desired.projectId, ctx.desired.clusterTag);
+    const [{ devices }, reservations] = await Promise.all([
+      observe(ctx.api, ctx.desired.projectId, ctx.desired.clusterTag),
+      observeEndpoint(ctx.api, ctx.desired.projectId, ctx.desired.clusterName),
+    ]);
+    ctx.observed = { devices, reservations };
     ctx.plan = plan(ctx.desired, ctx.observed);
+    const found = ctx.plan.endpoint?.reservation;
+    if (found) ctx.endpoint = found;
     const c = ctx.plan.counts;
     io.progress.status(
       `${ctx.observed.devices.length} devices found; ${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete`,
@@ -104,10 +172,83 @@ export const preflightPhase: Phase<ApplyContext> = {
   },
 };
 
+/** Reserves the control-plane Elastic IP when none carries the cluster's endpoint tags. */
+export const endpointReservePhase: Phase<ApplyContext> = {
+  title: 'Reserve the control-plane Elastic IP',
+  skip: (ctx) =>
+    ctx.plan?.endpoint && !ctx.plan.endpoint.reserve
+      ? `reserved: ${ctx.endpoint?.address ?? ctx.plan.endpoint.reservation?.address}`
+      : false,
+  async run(ctx, io) {
+    const r = await ctx.executor.execute({
+      kind: 'reserve-ip',
+      projectId: ctx.desired.projectId,
+      metro: ctx.desired.endpointMetro,
+      tags: endpointTags(ctx.desired.clusterName),
+      details: `loko: control-plane endpoint of cluster ${ctx.desired.clusterName}`,
+    });
+    if (r.state && r.state !== 'created') {
+      throw new LokoError(`the control-plane Elastic IP reservation ${r.id} is ${r.state}`, {
+        hint: 'Run `loko cluster apply` again once Equinix Metal has approved it.',
+      });
+    }
+    ctx.endpoint = { id: r.id, address: reservationAddress(r) };
+    io.progress.status(ctx.endpoint.address);
+  },
+};
+
+/** Loads (or, on the first run, creates) `<asset_dir>/pki`; the command holds the asset-dir lock. */
+export const pkiPhase: Phase<ApplyContext> = {
+  title: 'Load the cluster PKI',
+  skip: (ctx) =>
+    ctx.executor.dryRun
+      ? 'dry run'
+      : createsOf(ctx).length === 0 && ctx.options.kubernetes.mode === 'skip'
+        ? 'no new machines'
+        : false,
+  async run(ctx, io) {
+    ctx.pki = await ensureClusterPki(ctx.cluster.assetDir);
+    io.progress.status(
+      ctx.pki.written.length > 0 ? `created ${ctx.pki.written.join(', ')}` : ctx.pki.dir,
+    );
+  },
+};
+
+/**
+ * Renders the userdata of the machines this apply creates: finds their bootstrap token (see
+ * {@link bootstrapToken}) and puts the cluster's endpoint, PKI and token into each one.
+ */
+export const machineBootstrapPhase: Phase<ApplyContext> = {
+  title: 'Prepare the userdata of new machines',
+  skip: (ctx) =>
+    ctx.executor.dryRun ? 'dry run' : createsOf(ctx).length === 0 ? 'no new machines' : false,
+  async run(ctx, io) {
+    const endpoint = requireEndpoint(ctx);
+    const pki = requirePki(ctx);
+    const token = await bootstrapToken(ctx, io);
+    const bootstrap = clusterBootstrapFor(ctx.cluster, { endpoint: endpoint.address, pki, token });
+    ctx.desired = desiredState(ctx.cluster, bootstrap);
+    // The plan's actions carry the desired devices; give them their userdata (nothing else
+    // changes: userdata is never compared).
+    const byHostname = new Map(ctx.desired.devices.map((d) => [d.hostname, d]));
+    const p = requirePlan(ctx);
+    ctx.plan = {
+      ...p,
+      actions: p.actions.map((a) =>
+        a.type === 'delete' ? a : { ...a, desired: byHostname.get(a.hostname) ?? a.desired },
+      ),
+    };
+    const n = createsOf(ctx).length;
+    io.progress.status(
+      `${n} machine${n === 1 ? '' : 's'}; bootstrap token: ${describeTokenSource(ctx.tokenSource)}`,
+    );
+  },
+};
+
 /** Applies updates, deletes, replacements and creates. */
 export const devicesPhase: Phase<ApplyContext> = {
   title: 'Create, update and delete devices',
-  skip: (ctx) => (ctx.plan && !ctx.plan.changes ? 'no device changes' : false),
+  skip: (ctx) => (ctx.plan && !ctx.plan.deviceChanges ? 'no device changes' : false),
   items: (ctx) => changedActions(ctx).map(itemFor),
   async run(ctx, io) {
     await applyDeviceChanges(ctx, io);
@@ -122,6 +263,40 @@ export const waitActivePhase: Phase<ApplyContext> = {
   async run(ctx, io) {
     const hostnames = ctx.desired.devices.map((d) => d.hostname);
     ctx.devices = await waitForActive(waitTarget(ctx, io), hostnames);
+  },
+};
+
+/**
+ * Puts the control-plane Elastic IP on controller 0 (first removing it from a device being
+ * replaced or removed); leaves it where it is when a kept controller holds it.
+ */
+export const endpointAssignPhase: Phase<ApplyContext> = {
+  title: 'Assign the control-plane Elastic IP',
+  skip: (ctx) => {
+    const e = ctx.plan?.endpoint;
+    if (!e) return 'not planned';
+    return !e.assign && e.unassign.length === 0 ? `on ${e.heldBy}` : false;
+  },
+  async run(ctx, io) {
+    const e = ctx.plan!.endpoint!;
+    for (const u of e.unassign) {
+      await ctx.executor.execute({ kind: 'unassign-ip', id: u.id, from: u.from });
+    }
+    if (!e.assign) return;
+    const hostname = e.assign.hostname;
+    const deviceId =
+      e.assign.deviceId ??
+      ctx.devices?.get(hostname)?.id ??
+      (ctx.executor.dryRun ? `dry-run:${hostname}` : undefined);
+    if (!deviceId) throw new Error(`internal: no device for ${hostname}`);
+    const address = requireEndpoint(ctx).address;
+    await ctx.executor.execute({
+      kind: 'assign-ip',
+      deviceId,
+      hostname,
+      address: `${address}/32`,
+    });
+    io.progress.status(`${address} on ${hostname}`);
   },
 };
 
@@ -141,6 +316,7 @@ export const summaryPhase: Phase<ApplyContext> = {
       ctx.devices,
       ctx.cluster.assetDir,
       ctx.options.clock.now(),
+      ctx.endpoint?.address,
     );
     if (ctx.options.writeSummary) {
       ctx.summaryFile = await writeSummary(ctx.summary);
@@ -149,11 +325,96 @@ export const summaryPhase: Phase<ApplyContext> = {
   },
 };
 
+/** Why a Kubernetes phase does not run, or false. */
+function kubeSkip(ctx: ApplyContext): string | false {
+  if (ctx.executor.dryRun) return 'dry run';
+  const k = ctx.options.kubernetes;
+  return k.mode === 'skip' ? k.reason : false;
+}
+
+/**
+ * Waits until the API at the endpoint serves loko's admin: retries connection refused, timeouts,
+ * 5xx and the 403 right after `kubeadm init`, until the Kubernetes poll timeout.
+ */
+export const waitApiPhase: Phase<ApplyContext> = {
+  title: 'Wait for the Kubernetes API',
+  skip: kubeSkip,
+  async run(ctx, io) {
+    const api = await connect(ctx);
+    io.progress.status(api.server);
+    await waitForApi(ctx, io, api);
+    io.progress.status(`${api.server} answers`);
+  },
+};
+
+/** Writes `<asset_dir>/auth/kubeconfig` (0600): the endpoint, the CA, loko's admin certificate. */
+export const kubeconfigPhase: Phase<ApplyContext> = {
+  title: 'Write the admin kubeconfig',
+  skip: kubeSkip,
+  async run(ctx, io) {
+    const { writeKubeconfig } = await import('../../kube/kubeconfig.js');
+    const file = kubeconfigPath(ctx.cluster.assetDir);
+    await writeKubeconfig(file, kubeconfigSpec(ctx));
+    ctx.kubeconfig = file;
+    io.progress.status(file);
+  },
+};
+
+/** Waits until every machine of the configuration is a Node (names are hostnames). */
+export const nodesRegisteredPhase: Phase<ApplyContext> = {
+  title: 'Wait for the nodes to register',
+  skip: kubeSkip,
+  items: (ctx) => ctx.desired.devices.map((d) => ({ key: d.hostname, title: d.hostname })),
+  async run(ctx, io) {
+    await waitForNodes(ctx, io, 'registered');
+  },
+};
+
+/**
+ * The bootstrap components (the Equinix Metal CCM and the CNI) come with the component framework
+ * (issue 4). Until then this phase applies nothing, and its title says so.
+ */
+export const bootstrapComponentsPhase: Phase<ApplyContext> = {
+  title: 'Apply the bootstrap components (CCM, CNI): not in this version, nothing applied',
+  skip: (ctx) => kubeSkip(ctx) || 'nothing to apply yet',
+  async run() {},
+};
+
+/** Waits until every node of the configuration is Ready. */
+export const nodesReadyPhase: Phase<ApplyContext> = {
+  title: 'Wait for the nodes to be Ready',
+  skip: kubeSkip,
+  items: (ctx) => ctx.desired.devices.map((d) => ({ key: d.hostname, title: d.hostname })),
+  async run(ctx, io) {
+    await waitForNodes(ctx, io, 'ready');
+  },
+};
+
 /** Phases before confirmation: read state and plan, then preflight. */
 export const planPhases: Phase<ApplyContext>[] = [readStatePhase, preflightPhase];
 
+/** Phases that make the machines (after confirmation). */
+export const machinePhases: Phase<ApplyContext>[] = [
+  endpointReservePhase,
+  pkiPhase,
+  machineBootstrapPhase,
+  devicesPhase,
+  waitActivePhase,
+  endpointAssignPhase,
+  summaryPhase,
+];
+
+/** Phases that wait for Kubernetes on the machines (skipped in a dry run or when asked). */
+export const kubernetesPhases: Phase<ApplyContext>[] = [
+  waitApiPhase,
+  kubeconfigPhase,
+  nodesRegisteredPhase,
+  bootstrapComponentsPhase,
+  nodesReadyPhase,
+];
+
 /** Phases after confirmation. */
-export const applyPhases: Phase<ApplyContext>[] = [devicesPhase, waitActivePhase, summaryPhase];
+export const applyPhases: Phase<ApplyContext>[] = [...machinePhases, ...kubernetesPhases];
 
 /**
  * Throws a LokoError listing replacements that need `--allow-replace` (nothing is done for them).
@@ -188,6 +449,13 @@ export async function applyCluster(
   if (p.changes && run.confirm) await run.confirm(p);
   await run.runner.run(applyPhases, ctx, run.signal);
   return ctx;
+}
+
+/** Desired devices this apply creates (new or replacing a device). */
+export function createsOf(ctx: ApplyContext): DesiredDevice[] {
+  return (ctx.plan?.actions ?? []).flatMap((a) =>
+    a.type === 'create' || a.type === 'replace' ? [a.desired] : [],
+  );
 }
 
 /** Actions that change something, in plan order. */
@@ -251,9 +519,10 @@ async function applyDeviceChanges(ctx: ApplyContext, io: PhaseIO): Promise<void>
     );
   }
 
-  const creates: DesiredDevice[] = p.actions.flatMap((a) =>
-    a.type === 'create' || a.type === 'replace' ? [a.desired] : [],
-  );
+  const creates = createsOf(ctx);
+  if (!executor.dryRun && creates.some((d) => d.userdata === undefined)) {
+    throw new Error('internal: a device would be created without userdata');
+  }
   for (const wave of [0, 1] as const) {
     const batch = creates.filter((d) => createWave(d) === wave);
     await settleAll(
@@ -281,7 +550,7 @@ export function createInput(d: DesiredDevice): DeviceCreateInput {
     operating_system: d.os,
     hostname: d.hostname,
     billing_cycle: d.billingCycle,
-    userdata: d.userdata,
+    ...(d.userdata !== undefined ? { userdata: d.userdata } : {}),
     tags: d.tags,
     ...(d.hardwareReservationId ? { hardware_reservation_id: d.hardwareReservationId } : {}),
     ...(d.sshKeys.length > 0
@@ -303,4 +572,182 @@ function waitTarget(ctx: ApplyContext, io: PhaseIO): WaitTarget {
 function requirePlan(ctx: ApplyContext): Plan {
   if (!ctx.plan) throw new Error('internal: the plan phase has not run');
   return ctx.plan;
+}
+
+function requireEndpoint(ctx: ApplyContext): { id: string; address: string } {
+  if (!ctx.endpoint) throw new Error('internal: the Elastic IP phase has not run');
+  return ctx.endpoint;
+}
+
+function requirePki(ctx: ApplyContext): ClusterPki {
+  if (!ctx.pki) throw new Error('internal: the PKI phase has not run');
+  return ctx.pki;
+}
+
+function kubeconfigSpec(ctx: ApplyContext) {
+  return adminKubeconfig(ctx.cluster.clusterName, requireEndpoint(ctx).address, requirePki(ctx));
+}
+
+async function connect(ctx: ApplyContext): Promise<ClusterApi> {
+  ctx.kube ??= await ctx.options.connect(kubeconfigSpec(ctx));
+  return ctx.kube;
+}
+
+function kubePoll(ctx: ApplyContext, io: PhaseIO): PollOptions {
+  return { ...ctx.options.kubePoll, clock: ctx.options.clock, signal: io.signal };
+}
+
+function minutes(ms: number): string {
+  const m = ms / 60_000;
+  return m >= 1 && Number.isInteger(m) ? `${m} min` : `${Math.round(ms / 1000)} s`;
+}
+
+/** Waits until `api.probe()` says ready; LokoError naming the API and its last state on timeout. */
+async function waitForApi(ctx: ApplyContext, io: PhaseIO, api: ClusterApi): Promise<void> {
+  let last = 'not checked yet';
+  const poll = kubePoll(ctx, io);
+  await pollUntil(
+    poll,
+    async () => {
+      const r = await api.probe(io.signal);
+      if (r.ready) return true;
+      if (r.state !== last) io.progress.status(r.state);
+      last = r.state;
+      return undefined;
+    },
+    () =>
+      new LokoError(
+        `timed out after ${minutes(poll.timeoutMs)} waiting for the Kubernetes API at ${api.server}: ${last}`,
+        {
+          hint:
+            `Controller 0 (${controllerHostname(ctx.cluster.clusterName, 0)}) runs kubeadm init from its userdata; ` +
+            'check its console or /var/log/cloud-init-output.log. Run `loko cluster apply` again to keep waiting.',
+        },
+      ),
+  );
+}
+
+/** Waits until every desired hostname is a Node (`registered`) or a Ready Node (`ready`). */
+async function waitForNodes(
+  ctx: ApplyContext,
+  io: PhaseIO,
+  until: 'registered' | 'ready',
+): Promise<void> {
+  const api = await connect(ctx);
+  const hostnames = ctx.desired.devices.map((d) => d.hostname);
+  const shown = new Map<string, string>();
+  const show = (h: string, state: 'running' | 'done', detail: string): void => {
+    if (shown.get(h) === `${state}:${detail}`) return;
+    shown.set(h, `${state}:${detail}`);
+    io.progress.item(h, state, detail);
+  };
+  const poll = kubePoll(ctx, io);
+  let waiting: string[] = [];
+  await pollUntil(
+    poll,
+    async () => {
+      const nodes = await api.listNodes();
+      ctx.nodes = nodes;
+      const byName = new Map(nodes.map((n) => [n.name, n]));
+      waiting = [];
+      for (const h of hostnames) {
+        const n = byName.get(h);
+        if (!n) {
+          show(h, 'running', 'not registered');
+          waiting.push(`${h} (not registered)`);
+        } else if (until === 'registered' || n.ready) {
+          show(h, 'done', n.ready ? 'Ready' : 'registered');
+        } else {
+          show(h, 'running', `NotReady: ${n.detail ?? ''}`.trim());
+          waiting.push(`${h} (NotReady: ${n.detail ?? 'not Ready'})`);
+        }
+      }
+      const done = hostnames.length - waiting.length;
+      io.progress.status(
+        `${done}/${hostnames.length} ${until === 'ready' ? 'Ready' : 'registered'}`,
+      );
+      return waiting.length === 0 ? true : undefined;
+    },
+    () =>
+      new LokoError(
+        `timed out after ${minutes(poll.timeoutMs)} waiting for nodes to ${
+          until === 'ready' ? 'be Ready' : 'register'
+        }: ${waiting.join(', ')}`,
+        {
+          hint:
+            until === 'ready'
+              ? 'Nodes turn Ready once a CNI runs on them; loko installs no CNI yet (bootstrap components come in a later version). Run `loko health` to see each node.'
+              : "A machine registers when kubeadm join succeeds; check the machine's /var/log/cloud-init-output.log. Run `loko cluster apply` again to keep waiting.",
+        },
+      ),
+  );
+}
+
+/**
+ * The token for the machines this apply creates:
+ * - when it creates controller 0, a new one (`kubeadm init` creates it); kept in the asset dir;
+ * - else, when the cluster's API answers, a fresh one minted through it;
+ * - else the kept one while it has an hour left;
+ * - else, when no API can exist (the emulator without its Kubernetes twin), a new, unregistered
+ *   one: there is no cluster to join;
+ * - else it waits for the API and mints one.
+ */
+async function bootstrapToken(ctx: ApplyContext, io: PhaseIO): Promise<BootstrapToken> {
+  const now = new Date(ctx.options.clock.now());
+  const ttlMs = DEFAULT_BOOTSTRAP_TOKEN_TTL_SECONDS * 1000;
+  const c0 = controllerHostname(ctx.cluster.clusterName, 0);
+  if (createsOf(ctx).some((d) => d.hostname === c0)) {
+    const token = BootstrapToken.generate();
+    await saveToken(ctx.cluster.assetDir, { token, expires: new Date(now.getTime() + ttlMs) });
+    ctx.tokenSource = 'new cluster';
+    return token;
+  }
+  const k = ctx.options.kubernetes;
+  const apiExpected = k.mode === 'wait' || k.apiExpected;
+  const mint = async (api: ClusterApi): Promise<BootstrapToken> => {
+    const token = BootstrapToken.generate();
+    await api.createBootstrapToken(token, new Date(now.getTime() + ttlMs));
+    ctx.tokenSource = 'minted';
+    return token;
+  };
+  let api: ClusterApi | undefined;
+  if (apiExpected) {
+    api = await connect(ctx);
+    if ((await api.probe(io.signal)).ready) return mint(api);
+  }
+  const saved = await loadToken(ctx.cluster.assetDir);
+  if (tokenUsable(saved, now)) {
+    ctx.tokenSource = 'saved';
+    return saved.token;
+  }
+  if (!api) {
+    io.progress.warn(
+      'no Kubernetes API to mint a bootstrap token: the new machines get one no cluster knows',
+    );
+    ctx.tokenSource = 'unregistered';
+    return BootstrapToken.generate();
+  }
+  io.progress.status(`waiting for the Kubernetes API at ${api.server} to mint a bootstrap token`);
+  await waitForApi(ctx, io, api);
+  return mint(api);
+}
+
+function describeTokenSource(s: ApplyContext['tokenSource']): string {
+  switch (s) {
+    case 'new cluster':
+      return 'new (kubeadm init creates it)';
+    case 'minted':
+      return 'minted through the Kubernetes API';
+    case 'saved':
+      return 'the one of the first apply, still valid';
+    case 'unregistered':
+      return 'new, unregistered (no Kubernetes API)';
+    default:
+      return 'none';
+  }
+}
+
+/** `https://<endpoint>:6443` once the endpoint is known. */
+export function apiServerUrl(ctx: ApplyContext): string | undefined {
+  return ctx.endpoint ? endpointUrl(ctx.endpoint.address) : undefined;
 }

@@ -1,5 +1,6 @@
 /**
- * Desired state: the devices a {@link ClusterConfig} asks for, computed purely from the config.
+ * Desired state: the devices a {@link ClusterConfig} asks for, computed purely from the config and,
+ * once apply knows them, the cluster's bootstrap material (for the userdata of new devices).
  */
 import type { BillingCycle, ClusterConfig } from '../../config/types.js';
 import {
@@ -10,7 +11,13 @@ import {
   workerHostname,
   type DeviceRole,
 } from './tags.js';
-import { placeholderUserdata } from './userdata.js';
+import {
+  controllerNode,
+  renderUserdata,
+  workerNode,
+  type ClusterBootstrap,
+  type NodeBootstrap,
+} from './userdata/index.js';
 
 /** `next-available` asks Metal for any free hardware reservation of the plan in the metro. */
 export const NEXT_AVAILABLE = 'next-available';
@@ -45,8 +52,14 @@ export interface DesiredDevice {
   tags: string[];
   /** Reservation UUID, {@link NEXT_AVAILABLE}, or absent for on-demand hardware. */
   hardwareReservationId?: string;
-  /** Create-only: rendered for new devices, never compared with existing ones. */
-  userdata: string;
+  /** The machine as its userdata describes it: hostname, role, node labels and taints. */
+  node: NodeBootstrap;
+  /**
+   * Create-only `#cloud-config` (holds secrets: never print it): rendered when the bootstrap
+   * material is known (apply, after the endpoint and PKI phases), never compared with existing
+   * devices. Absent in a plan.
+   */
+  userdata?: string;
   sshKeys: Array<{ key: string; label: string }>;
   sources: DesiredSources;
 }
@@ -59,17 +72,25 @@ export interface DesiredState {
   clusterTag: string;
   /** Device count per group: `controller` and every pool name (also pools with count 0). */
   groupCounts: Record<string, number>;
+  /** Metro of the control-plane Elastic IP: the cluster's (controllers') metro, lowercase. */
+  endpointMetro: string;
   devices: DesiredDevice[];
 }
 
-/** Computes the desired devices of `cluster`. Pure; never throws on a validated config. */
-export function desiredState(cluster: ClusterConfig): DesiredState {
+/**
+ * Computes the desired devices of `cluster`. With `bootstrap` (the cluster's endpoint, PKI and
+ * token), every device carries its rendered userdata. Pure; never throws on a validated config.
+ */
+export function desiredState(cluster: ClusterConfig, bootstrap?: ClusterBootstrap): DesiredState {
   const name = cluster.clusterName;
+  const userdata = (node: NodeBootstrap): { userdata?: string } =>
+    bootstrap ? { userdata: renderUserdata(bootstrap, node) } : {};
   const sshKeys = cluster.sshPubkeys.map((key, i) => ({ key, label: sshKeyLabel(name, key, i) }));
   const devices: DesiredDevice[] = [];
 
   for (let i = 0; i < cluster.controllerCount; i++) {
     const hostname = controllerHostname(name, i);
+    const node = controllerNode(name, i);
     devices.push({
       hostname,
       role: 'controller',
@@ -84,7 +105,8 @@ export function desiredState(cluster: ClusterConfig): DesiredState {
         cluster.reservationIdsDefault,
         i,
       ),
-      userdata: placeholderUserdata(hostname),
+      node,
+      ...userdata(node),
       sshKeys,
       sources: {
         plan: ['cluster.controller_type', 'cluster'],
@@ -99,6 +121,7 @@ export function desiredState(cluster: ClusterConfig): DesiredState {
     const p = `cluster.worker_pool.${pool.name}`;
     for (let i = 0; i < pool.count; i++) {
       const hostname = workerHostname(name, pool.name, i);
+      const node = workerNode(name, pool, i);
       devices.push({
         hostname,
         role: 'worker',
@@ -115,7 +138,8 @@ export function desiredState(cluster: ClusterConfig): DesiredState {
           ...overrideTags(cluster.tags, pool.tags),
         ]),
         hardwareReservationId: reservationFor(pool.reservationIds, pool.reservationIdsDefault, i),
-        userdata: placeholderUserdata(hostname),
+        node,
+        ...userdata(node),
         sshKeys,
         sources: {
           plan: [`${p}.node_type`, p],
@@ -134,6 +158,7 @@ export function desiredState(cluster: ClusterConfig): DesiredState {
     projectId: cluster.projectId,
     clusterTag: clusterTag(name),
     groupCounts,
+    endpointMetro: cluster.metro.toLowerCase(),
     devices,
   };
 }

@@ -10,6 +10,7 @@ import type { Phase, PhaseIO, PhaseRunner } from '../../tasks/phase.js';
 import { LokoError } from '../../util/errors.js';
 import { isNotFound, isUnprocessable } from './api-errors.js';
 import { deleteDevices, settleAll } from './delete-devices.js';
+import { deviceIdOf, embeddedAssignments } from './endpoint.js';
 import type { Executor } from './executor.js';
 import { observe } from './observe.js';
 import { DEFAULT_POLL, systemClock, type Clock, type PollOptions } from './poll.js';
@@ -100,6 +101,11 @@ export const deleteDevicesPhase: Phase<DestroyContext> = {
   },
 };
 
+/**
+ * Deletes the IP reservations. A reservation with assignments cannot be deleted (Metal answers
+ * 422), so it is read again with its assignments and each remaining one is removed first; the
+ * devices' own assignments are normally gone with the devices.
+ */
 export const deleteReservationsPhase: Phase<DestroyContext> = {
   title: 'Delete IP reservations',
   skip: (ctx) => (ctx.inventory?.reservations.length ? false : 'no IP reservations'),
@@ -107,10 +113,27 @@ export const deleteReservationsPhase: Phase<DestroyContext> = {
     (ctx.inventory?.reservations ?? []).map((r) => ({ key: r.id, title: reservationLabel(r) })),
   async run(ctx, io) {
     const limit = pLimit(Math.max(1, ctx.options.parallelism));
+    const ids = new Set((ctx.inventory?.reservations ?? []).map((r) => r.id));
+    const current = ctx.executor.dryRun
+      ? (ctx.inventory?.reservations ?? [])
+      : (await ctx.api.listIPReservations(ctx.projectId, { include: ['assignments'] })).filter(
+          (r) => ids.has(r.id),
+        );
+    const hostnames = new Map((ctx.inventory?.devices ?? []).map((d) => [d.id, d.hostname]));
     await settleAll(
       (ctx.inventory?.reservations ?? []).map((r) =>
         limit(async () => {
           io.progress.item(r.id, 'running', 'deleting');
+          const fresh = current.find((x) => x.id === r.id);
+          for (const a of fresh ? embeddedAssignments(fresh) : []) {
+            const device = deviceIdOf(a);
+            io.progress.item(r.id, 'running', `unassigning from ${device ?? a.id}`);
+            await ctx.executor.execute({
+              kind: 'unassign-ip',
+              id: a.id,
+              from: (device && hostnames.get(device)) ?? device ?? 'unknown device',
+            });
+          }
           try {
             const res = await ctx.executor.execute({
               kind: 'delete-ip-reservation',

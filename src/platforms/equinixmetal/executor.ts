@@ -4,8 +4,14 @@
  * In dry-run mode it records instead of calling, so a dry run lists exactly what apply would do.
  */
 import type { MetalApi } from '../../metal/api.js';
-import type { Device, DeviceCreateInput, DeviceUpdateInput } from '../../metal/types.js';
-import { isUncertain } from './api-errors.js';
+import type {
+  Device,
+  DeviceCreateInput,
+  DeviceUpdateInput,
+  IPAssignment,
+  IPReservation,
+} from '../../metal/types.js';
+import { isUncertain, isUnprocessable } from './api-errors.js';
 import { throwIfAborted } from './poll.js';
 
 /** POST /projects/{projectId}/devices. `tag` is the cluster tag used to re-list after an uncertain answer. */
@@ -39,14 +45,58 @@ export interface DeleteIPReservationMutation {
   label: string;
 }
 
+/**
+ * POST /projects/{projectId}/ips: a `public_ipv4` /32 in `metro` carrying `tags` (the control-plane
+ * Elastic IP). After an uncertain answer the project's reservations are re-listed and one with
+ * all of `tags` is adopted, so the endpoint is never reserved twice.
+ */
+export interface ReserveIPMutation {
+  kind: 'reserve-ip';
+  projectId: string;
+  metro: string;
+  tags: string[];
+  /** `details` of the reservation, e.g. `loko: control-plane endpoint of cluster demo`. */
+  details: string;
+}
+
+/**
+ * POST /devices/{deviceId}/ips `{address}`: assigns an Elastic IP. An address the device already
+ * has (after an uncertain answer or a 422 "already assigned") counts as done.
+ */
+export interface AssignIPMutation {
+  kind: 'assign-ip';
+  deviceId: string;
+  hostname: string;
+  /** `<ip>/32`. */
+  address: string;
+}
+
+/** DELETE /ips/{id} of an assignment (un-assigns the address); 404 resolves `'absent'`. */
+export interface UnassignIPMutation {
+  kind: 'unassign-ip';
+  id: string;
+  /** The device it is removed from (hostname or id), for messages. */
+  from: string;
+}
+
 export type Mutation =
-  CreateDeviceMutation | UpdateDeviceMutation | DeleteDeviceMutation | DeleteIPReservationMutation;
+  | CreateDeviceMutation
+  | UpdateDeviceMutation
+  | DeleteDeviceMutation
+  | DeleteIPReservationMutation
+  | ReserveIPMutation
+  | AssignIPMutation
+  | UnassignIPMutation;
 
 /** What {@link Executor.execute} resolves for each mutation kind. */
 export type MutationResult<M extends Mutation> = M extends
   CreateDeviceMutation | UpdateDeviceMutation
   ? Device
-  : 'deleted' | 'absent';
+  : M extends ReserveIPMutation
+    ? IPReservation
+    : M extends AssignIPMutation
+      ? IPAssignment
+      : 'deleted' | 'absent';
 
 /** Performs (or records) mutations. */
 export interface Executor {
@@ -77,7 +127,9 @@ export function createExecutor(opts: ExecutorOptions): Executor {
   const debug = opts.debug ?? (() => {});
   const api = opts.api;
 
-  async function perform(m: Mutation): Promise<Device | 'deleted' | 'absent'> {
+  async function perform(
+    m: Mutation,
+  ): Promise<Device | IPReservation | IPAssignment | 'deleted' | 'absent'> {
     switch (m.kind) {
       case 'create-device':
         return createDevice(m);
@@ -86,7 +138,60 @@ export function createExecutor(opts: ExecutorOptions): Executor {
       case 'delete-device':
         return api.deleteDevice(m.deviceId);
       case 'delete-ip-reservation':
+      case 'unassign-ip':
         return api.deleteIP(m.id);
+      case 'reserve-ip':
+        return reserveIP(m);
+      case 'assign-ip':
+        return assignIP(m);
+    }
+  }
+
+  /** Like a device create: never resent blindly; an uncertain answer is settled by re-listing. */
+  async function reserveIP(m: ReserveIPMutation): Promise<IPReservation> {
+    const attempts = 1 + (opts.createRetries ?? 1);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await api.createIPReservation(m.projectId, {
+          type: 'public_ipv4',
+          quantity: 1,
+          metro: m.metro,
+          tags: m.tags,
+          details: m.details,
+          // A reservation pending approval cannot be assigned: fail instead of waiting on a human.
+          fail_on_approval_required: true,
+        });
+      } catch (err) {
+        if (!isUncertain(err)) throw err;
+        debug(`reserve IP ${m.tags.join(',')}: uncertain answer (${String(err)}); re-listing`);
+        const found = (await api.listIPReservations(m.projectId, { types: ['public_ipv4'] })).find(
+          (r) => m.tags.every((t) => r.tags?.includes(t)),
+        );
+        if (found) {
+          debug(`reserve IP: adopted ${found.id} found by re-listing`);
+          return found;
+        }
+        if (attempt >= attempts) throw err;
+        throwIfAborted(opts.signal);
+      }
+    }
+  }
+
+  async function assignIP(m: AssignIPMutation): Promise<IPAssignment> {
+    const address = m.address.split('/')[0];
+    const settled = async (): Promise<IPAssignment | undefined> =>
+      (await api.listDeviceIPs(m.deviceId)).find((a) => a.address === address && !a.management);
+    try {
+      return await api.assignIP(m.deviceId, m.address);
+    } catch (err) {
+      if (!isUncertain(err) && !isUnprocessable(err)) throw err;
+      // After an uncertain answer the assignment may exist; a 422 may say it already does.
+      const found = await settled();
+      if (found) {
+        debug(`assign ${m.address} to ${m.hostname}: already assigned (${found.id})`);
+        return found;
+      }
+      throw err;
     }
   }
 
@@ -133,9 +238,35 @@ export function createExecutor(opts: ExecutorOptions): Executor {
   };
 }
 
+/** The address a dry run reports for an Elastic IP it did not reserve (never sent anywhere). */
+export const DRY_RUN_ADDRESS = '192.0.2.1';
+
 /** A plausible answer for a recorded mutation, so callers need no dry-run branches. */
-function dryRunResult(m: Mutation): Device | 'deleted' {
+function dryRunResult(m: Mutation): Device | IPReservation | IPAssignment | 'deleted' {
   switch (m.kind) {
+    case 'reserve-ip':
+      return {
+        id: 'dry-run:control-plane-endpoint',
+        type: 'public_ipv4',
+        address_family: 4,
+        address: DRY_RUN_ADDRESS,
+        network: DRY_RUN_ADDRESS,
+        cidr: 32,
+        public: true,
+        management: false,
+        state: 'created',
+        tags: m.tags,
+      };
+    case 'assign-ip':
+      return {
+        id: `dry-run:assignment:${m.hostname}`,
+        address: m.address.split('/')[0]!,
+        address_family: 4,
+        network: m.address.split('/')[0]!,
+        cidr: 32,
+        public: true,
+        management: false,
+      };
     case 'create-device':
       return {
         id: `dry-run:${m.input.hostname}`,
@@ -172,5 +303,13 @@ export function describeMutation(m: Mutation): string {
       return `delete device ${m.hostname} (${m.deviceId})`;
     case 'delete-ip-reservation':
       return `delete IP reservation ${m.label} (${m.id})`;
+    // No address in these two: a plan cannot know the address a new reservation gets, and a
+    // plan's descriptions equal those of the apply that follows.
+    case 'reserve-ip':
+      return `reserve the control-plane Elastic IP (public_ipv4 /32 in ${m.metro})`;
+    case 'assign-ip':
+      return `assign the control-plane Elastic IP to ${m.hostname}`;
+    case 'unassign-ip':
+      return `unassign the control-plane Elastic IP from ${m.from}`;
   }
 }

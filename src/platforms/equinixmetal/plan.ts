@@ -4,6 +4,7 @@
  */
 import type { Device } from '../../metal/types.js';
 import type { DesiredDevice, DesiredState } from './desired.js';
+import { endpointChanges, planEndpoint, type EndpointPlan } from './endpoint.js';
 import { deviceMetro, type ObservedState } from './observe.js';
 import { parseHostname } from './tags.js';
 
@@ -80,7 +81,14 @@ export interface Plan {
   clusterName: string;
   actions: Action[];
   counts: Record<ActionType, number>;
-  /** True when any action other than `noop` is present. */
+  /**
+   * The control-plane Elastic IP: reserve, (un)assign, or nothing. Absent when the observed state
+   * holds no reservation listing (unit tests of device planning).
+   */
+  endpoint?: EndpointPlan;
+  /** True when any device action other than `noop` is present. */
+  deviceChanges: boolean;
+  /** True when apply would change anything: a device action or an endpoint change. */
   changes: boolean;
 }
 
@@ -94,7 +102,9 @@ const GONE_STATES = new Set(['deprovisioning', 'deleted']);
  * device whose plan, OS or metro differs is replaced (apply refuses unless allowed); tags-only drift
  * is an update; userdata is never compared (create-only). Devices with the cluster tag that match no
  * desired hostname (scaled-down indexes, removed pools, unknown names) and extra devices sharing a
- * hostname are deleted. `deprovisioning` devices are ignored.
+ * hostname are deleted. `deprovisioning` devices are ignored. With `observed.reservations`, the
+ * control-plane Elastic IP is planned too ({@link planEndpoint}); it throws LokoError when the
+ * existing reservation cannot serve.
  */
 export function plan(desired: DesiredState, observed: ObservedState): Plan {
   const live = observed.devices.filter((d) => !GONE_STATES.has(d.state));
@@ -139,11 +149,26 @@ export function plan(desired: DesiredState, observed: ObservedState): Plan {
     noop: 0,
   };
   for (const a of actions) counts[a.type]++;
+  const deviceChanges = actions.some((a) => a.type !== 'noop');
+  const endpoint = observed.reservations
+    ? planEndpoint(desired, observed.reservations, {
+        keptControllers: new Map(
+          actions.flatMap((a) =>
+            (a.type === 'noop' || a.type === 'update') && a.desired.role === 'controller'
+              ? [[a.deviceId, a.hostname] as const]
+              : [],
+          ),
+        ),
+        hostnames: new Map(live.map((d) => [d.id, d.hostname])),
+      })
+    : undefined;
   return {
     clusterName: desired.clusterName,
     actions,
     counts,
-    changes: actions.some((a) => a.type !== 'noop'),
+    ...(endpoint ? { endpoint } : {}),
+    deviceChanges,
+    changes: deviceChanges || endpointChanges(endpoint),
   };
 }
 

@@ -25,6 +25,8 @@ export interface ClusterSummary {
   clusterName: string;
   projectId: string;
   assetDir: string;
+  /** The control-plane Elastic IP: the Kubernetes API is `https://<it>:6443`. */
+  controlPlaneEndpoint?: string;
   devices: DeviceSummary[];
   /** ISO 8601 time the summary was taken. */
   updatedAt: string;
@@ -36,11 +38,13 @@ export function summarize(
   devices: Map<string, Device>,
   assetDir: string,
   now: number,
+  controlPlaneEndpoint?: string,
 ): ClusterSummary {
   return {
     clusterName: desired.clusterName,
     projectId: desired.projectId,
     assetDir,
+    ...(controlPlaneEndpoint ? { controlPlaneEndpoint } : {}),
     devices: desired.devices.map((want) => {
       const d = devices.get(want.hostname);
       return {

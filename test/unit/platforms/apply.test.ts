@@ -4,6 +4,7 @@ import {
   applyPhases,
   planPhases,
 } from '../../../src/platforms/equinixmetal/apply.js';
+import { DRY_RUN_ADDRESS } from '../../../src/platforms/equinixmetal/executor.js';
 import { DeviceFailedError, DeviceStoppedError } from '../../../src/platforms/equinixmetal/wait.js';
 import { createPlainRunner } from '../../../src/tasks/phase.js';
 import { InterruptedError, LokoError } from '../../../src/util/errors.js';
@@ -47,7 +48,7 @@ describe('apply', () => {
     const api = new FakeMetal();
     const ctx = applyCtx(api, cluster({ workerPools: [] }));
     await applyCluster(ctx, { runner, signal });
-    const m = ctx.executor.recorded[0];
+    const m = ctx.executor.recorded.find((x) => x.kind === 'create-device');
     expect(m).toMatchObject({
       kind: 'create-device',
       tag: 'loko:cluster=demo',
@@ -72,8 +73,8 @@ describe('apply', () => {
     });
     const ctx = applyCtx(api, c);
     await applyCluster(ctx, { runner, signal });
-    const order = ctx.executor.recorded.map((m) =>
-      m.kind === 'create-device' ? m.input.hardware_reservation_id : '',
+    const order = ctx.executor.recorded.flatMap((m) =>
+      m.kind === 'create-device' ? [m.input.hardware_reservation_id] : [],
     );
     expect(order).toEqual(['r-0', 'r-1', 'next-available']);
   });
@@ -322,14 +323,27 @@ describe('executor chokepoint', () => {
     const live = applyCtx(liveApi, cluster(), { allowReplace: true });
     await runner.run([...planPhases, ...applyPhases], live, signal);
 
-    const norm = (ms: typeof dry.executor.recorded) => ms.map((m) => JSON.stringify(m));
+    // Only what a plan cannot know differs: the userdata (rendered once the PKI is loaded; never
+    // in a plan) and the address of the Elastic IP the live run reserved.
+    const eip = liveApi.reservations[0]!.network;
+    const norm = (ms: typeof dry.executor.recorded) =>
+      ms.map((m) =>
+        JSON.stringify(m, (k, v: unknown) => (k === 'userdata' ? undefined : v)).replace(
+          new RegExp(`${DRY_RUN_ADDRESS}|${eip.replace(/\./g, '\\.')}`, 'g'),
+          '<eip>',
+        ),
+      );
     expect(norm(dry.executor.recorded)).toEqual(norm(live.executor.recorded));
+    expect(
+      live.executor.recorded.every((m) => m.kind !== 'create-device' || m.input.userdata),
+    ).toBe(true);
     expect(
       dry.executor.recorded.map(
         (m) =>
           `${m.kind} ${'hostname' in m ? m.hostname : m.kind === 'create-device' ? m.input.hostname : ''}`,
       ),
     ).toEqual([
+      'reserve-ip ',
       'update-device demo-controller-0',
       'delete-device demo-general-2',
       'delete-device demo-old-0',
@@ -338,10 +352,18 @@ describe('executor chokepoint', () => {
       'create-device demo-general-0',
       'create-device demo-general-1',
       'create-device demo-edge-0',
+      'assign-ip demo-controller-0',
     ]);
     // Every API mutation of the live run went through the executor.
     const liveMutations = liveApi.calls.filter((c) =>
-      ['createDevice', 'updateDevice', 'deleteDevice'].includes(c),
+      [
+        'createDevice',
+        'updateDevice',
+        'deleteDevice',
+        'createIPReservation',
+        'assignIP',
+        'deleteIP',
+      ].includes(c),
     );
     expect(liveMutations).toHaveLength(live.executor.recorded.length);
   });

@@ -75,8 +75,10 @@ describe('desiredState', () => {
     expect(ctrl!.sshKeys).toEqual([
       { key: 'ssh-ed25519 AAAAC3Nza alice@laptop', label: 'alice@laptop' },
     ]);
-    expect(ctrl!.userdata.startsWith('#cloud-config\n')).toBe(true);
-    expect(ctrl!.userdata).toContain('hostname: demo-controller-0');
+    // Without the bootstrap material (a plan), no userdata; the node is known from the config.
+    expect(ctrl!.userdata).toBeUndefined();
+    expect(ctrl!.node).toMatchObject({ hostname: 'demo-controller-0', role: 'controller' });
+    expect(big!.node.labels).toMatchObject({ 'loko.dev/pool': 'big' });
   });
 
   it('uses explicit reservations per index and next-available as the default, explicit ones in the first wave', () => {

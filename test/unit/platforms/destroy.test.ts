@@ -28,6 +28,26 @@ function destroyCtx(api: FakeMetal, opts: { timeoutMs?: number } = {}) {
 }
 
 describe('destroy', () => {
+  it("removes a reservation's remaining assignments before deleting it (422 otherwise)", async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster({ workerPools: [] })), { runner, signal });
+    const eip = api.reservations[0]!;
+    // Someone moved the cluster's Elastic IP to a device the cluster does not own.
+    const other = api.seed({ hostname: 'other-controller-0', tags: ['loko:cluster=other'] });
+    api.assignments.splice(0, api.assignments.length);
+    await api.assignIP(other.id, `${eip.network}/32`);
+
+    const ctx = await destroyCluster(destroyCtx(api), { runner, signal });
+    expect(ctx.leftovers).toEqual({ devices: [], reservations: [] });
+    expect(api.reservations).toEqual([]);
+    expect(ctx.executor.recorded.map((m) => m.kind)).toEqual([
+      'delete-device',
+      'unassign-ip',
+      'delete-ip-reservation',
+    ]);
+    expect(api.live().map((d) => d.hostname)).toEqual(['other-controller-0']);
+  });
+
   it('deletes devices then tagged IP reservations, waits until gone, and is re-runnable', async () => {
     const api = new FakeMetal();
     await applyCluster(applyCtx(api, cluster()), { runner, signal });
@@ -61,7 +81,8 @@ describe('destroy', () => {
       confirm: async (inv) => {
         confirmed++;
         expect(inv.devices).toHaveLength(4);
-        expect(inv.reservations.map((r) => r.id)).toEqual(['r1']);
+        // The control-plane Elastic IP apply reserved, and the block tagged by hand.
+        expect(inv.reservations.map((r) => r.id)).toEqual(['ipr-1', 'r1']);
       },
     });
     expect(confirmed).toBe(1);

@@ -8,6 +8,10 @@
  * - list filters by exact tag and partial hostname; every call is counted in `calls`;
  * - a create on a hardware reservation that a listed device (in any state, deprovisioning too)
  *   still holds answers 422.
+ * - IP reservations (`reservations`) and Elastic IP assignments (`assignments`): a /32 from
+ *   127.1.0.0/16 per reservation; an assigned address shows in the device's `ip_addresses`
+ *   (management false); assignments of a device that is gone disappear; deleting a reservation
+ *   with assignments answers 422; assigning an assigned address answers 422.
  * Errors are shaped like MetalApiError (`name`, `status`).
  */
 import type { MetalApi } from '../../../src/metal/api.js';
@@ -17,7 +21,9 @@ import type {
   DeviceCreateInput,
   DeviceUpdateInput,
   Href,
+  IPAssignment,
   IPReservation,
+  IPReservationRequestInput,
   Metro,
   OperatingSystem,
   Plan,
@@ -101,6 +107,17 @@ export class FakeMetal implements MetalApi {
   deprovisionMs = 2_000;
   readonly devicesById = new Map<string, FakeDevice>();
   readonly reservations: IPReservation[] = [];
+  /** Elastic IP assignments: reservation, device and address. */
+  readonly assignments: Array<{
+    id: string;
+    reservationId: string;
+    deviceId: string;
+    address: string;
+  }> = [];
+  /** Called before a reservation is stored; throw to inject failures (`after`: once stored). */
+  reserveFault?: (
+    input: IPReservationRequestInput,
+  ) => { before?: Error; after?: Error } | undefined;
   readonly calls: string[] = [];
   readonly failHostnames = new Map<string, string>();
   /** hostname -> a state it takes instead of `active` once provisioned (e.g. `inactive`). */
@@ -110,6 +127,7 @@ export class FakeMetal implements MetalApi {
   /** Called before a create is stored; throw to inject failures. `after` runs after it is stored. */
   createFault?: (input: DeviceCreateInput) => { before?: Error; after?: Error } | undefined;
   private seq = 0;
+  private ipSeq = 0;
 
   /** The clock shared with the code under test: sleeping advances fake time. */
   readonly clock: Clock = {
@@ -172,6 +190,9 @@ export class FakeMetal implements MetalApi {
               public: true,
               management: true,
             },
+            ...this.assignments
+              .filter((a) => a.deviceId === f.device.id)
+              .map((a) => this.assignmentView(a)),
           ]
         : [];
     return {
@@ -193,6 +214,21 @@ export class FakeMetal implements MetalApi {
 
   private gc(): void {
     for (const [id, f] of this.devicesById) if (!this.view(f)) this.devicesById.delete(id);
+    for (let i = this.assignments.length - 1; i >= 0; i--)
+      if (!this.devicesById.has(this.assignments[i]!.deviceId)) this.assignments.splice(i, 1);
+  }
+
+  private assignmentView(a: FakeMetal['assignments'][number]): IPAssignment {
+    return {
+      id: a.id,
+      address: a.address,
+      address_family: 4,
+      network: a.address,
+      cidr: 32,
+      public: true,
+      management: false,
+      assigned_to: { href: `/metal/v1/devices/${a.deviceId}` },
+    };
   }
 
   /** Devices currently listed (any state). */
@@ -288,25 +324,87 @@ export class FakeMetal implements MetalApi {
   async getUserdata(): Promise<string> {
     throw new Error('not in fake');
   }
-  async listIPReservations(): Promise<IPReservation[]> {
+  async listIPReservations(
+    _projectId: string,
+    opts: { types?: string[]; include?: string[] } = {},
+  ): Promise<IPReservation[]> {
     this.calls.push('listIPReservations');
-    return [...this.reservations];
+    this.gc();
+    const embed = opts.include?.includes('assignments') ?? false;
+    return this.reservations
+      .filter((r) => !opts.types?.length || opts.types.includes(r.type))
+      .map((r) => {
+        const mine = this.assignments.filter((a) => a.reservationId === r.id);
+        return {
+          ...r,
+          assignments: embed
+            ? mine.map((a) => this.assignmentView(a))
+            : mine.map((a) => ({ href: `/metal/v1/ips/${a.id}` })),
+        };
+      });
   }
-  async createIPReservation(): Promise<IPReservation> {
-    throw new Error('not in fake');
+  async createIPReservation(
+    _projectId: string,
+    input: IPReservationRequestInput,
+  ): Promise<IPReservation> {
+    this.calls.push('createIPReservation');
+    const fault = this.reserveFault?.(input);
+    if (fault?.before) throw fault.before;
+    const n = ++this.ipSeq;
+    const address = `127.1.${Math.floor(n / 256)}.${n % 256}`;
+    const r: IPReservation = {
+      id: `ipr-${n}`,
+      type: input.type,
+      address_family: 4,
+      address,
+      network: address,
+      cidr: 32,
+      public: true,
+      management: false,
+      state: 'created',
+      tags: [...(input.tags ?? [])],
+      metro: METROS.find((m) => m.code === input.metro),
+      created_at: new Date(this.now + n).toISOString(),
+    };
+    this.reservations.push(r);
+    if (fault?.after) throw fault.after;
+    return { ...r, assignments: [] };
   }
   async deleteIP(id: string): Promise<'deleted' | 'absent'> {
     this.calls.push('deleteIP');
+    this.gc();
+    const a = this.assignments.findIndex((x) => x.id === id);
+    if (a >= 0) {
+      this.assignments.splice(a, 1);
+      return 'deleted';
+    }
     const i = this.reservations.findIndex((r) => r.id === id);
     if (i < 0) return 'absent';
+    if (this.assignments.some((x) => x.reservationId === id))
+      throw new FakeApiError(422, 'IP reservation still has assignments; unassign them first');
     this.reservations.splice(i, 1);
     return 'deleted';
   }
-  async listDeviceIPs(): Promise<never> {
-    throw new Error('not in fake');
+  async listDeviceIPs(deviceId: string): Promise<IPAssignment[]> {
+    this.calls.push('listDeviceIPs');
+    this.gc();
+    return this.assignments
+      .filter((a) => a.deviceId === deviceId)
+      .map((a) => this.assignmentView(a));
   }
-  async assignIP(): Promise<never> {
-    throw new Error('not in fake');
+  async assignIP(deviceId: string, cidr: string): Promise<IPAssignment> {
+    this.calls.push('assignIP');
+    this.gc();
+    const f = this.devicesById.get(deviceId);
+    if (!f || !this.view(f)) throw new FakeApiError(404, 'Not found');
+    const address = cidr.split('/')[0]!;
+    const r = this.reservations.find((x) => x.network === address);
+    if (!r) throw new FakeApiError(422, `Address ${cidr} is not within any IP reservation`);
+    if (this.assignments.some((x) => x.address === address))
+      throw new FakeApiError(422, `Address ${cidr} is already assigned`);
+    const a = { id: `ipa-${++this.ipSeq}`, reservationId: r.id, deviceId, address };
+    this.assignments.push(a);
+    return this.assignmentView(a);
   }
   async listHardwareReservations(): Promise<never> {
     throw new Error('not in fake');

@@ -1,8 +1,13 @@
 /** Shared setup for apply/destroy unit tests on FakeMetal. */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
   createApplyContext,
   type ApplyContext,
+  type KubernetesMode,
 } from '../../../src/platforms/equinixmetal/apply.js';
+import type { ConnectClusterApi } from '../../../src/platforms/equinixmetal/kubernetes.js';
 import { createExecutor } from '../../../src/platforms/equinixmetal/executor.js';
 import type { ClusterConfig } from '../../../src/config/types.js';
 import type { ItemState, ProgressReporter } from '../../../src/tasks/phase.js';
@@ -16,21 +21,50 @@ export const fastPoll = {
   timeoutMs: 120_000,
 };
 
+/** Machines only, as with the emulator without its Kubernetes twin: no API is expected. */
+export const MACHINES_ONLY: KubernetesMode = {
+  mode: 'skip',
+  reason: 'machines only (unit test)',
+  apiExpected: false,
+};
+
+/** One asset dir per FakeMetal, so reruns on the same fake share their PKI and token. */
+const assetDirs = new WeakMap<FakeMetal, string>();
+
+/** The asset dir of the cluster applied to `api` (a fresh temporary directory per fake). */
+export function assetDirOf(api: FakeMetal): string {
+  let dir = assetDirs.get(api);
+  if (!dir) {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'loko-unit-apply-'));
+    assetDirs.set(api, dir);
+  }
+  return dir;
+}
+
 export function applyCtx(
   api: FakeMetal,
   c: ClusterConfig,
-  opts: { dryRun?: boolean; allowReplace?: boolean; signal?: AbortSignal } = {},
+  opts: {
+    dryRun?: boolean;
+    allowReplace?: boolean;
+    signal?: AbortSignal;
+    kubernetes?: KubernetesMode;
+    connect?: ConnectClusterApi;
+  } = {},
 ): ApplyContext {
   return createApplyContext({
     api,
-    cluster: c,
+    cluster: { ...c, assetDir: assetDirOf(api) },
     sources: sources({ 'cluster.metro': 3 }),
     executor: createExecutor({ api, dryRun: opts.dryRun, signal: opts.signal }),
     options: {
       poll: fastPoll,
+      kubePoll: fastPoll,
       clock: api.clock,
       writeSummary: false,
       allowReplace: opts.allowReplace ?? false,
+      kubernetes: opts.kubernetes ?? MACHINES_ONLY,
+      ...(opts.connect ? { connect: opts.connect } : {}),
     },
   });
 }
