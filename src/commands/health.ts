@@ -28,9 +28,9 @@ export function healthCommand(runAction: RunAction): Command {
           );
         }
         const api = await p.clusterApiFromKubeConfig(loadKubeconfig(file));
-        const readyz = await api.readyz(ctx.signal).catch((err: unknown) => ({
-          error: err instanceof Error ? err.message : String(err),
-        }));
+        const readyz = await api
+          .readyz(ctx.signal)
+          .catch((err: unknown) => ({ error: p.apiErrorReason(err) }));
         const nodes = await api.listNodes().catch((err: unknown) => {
           ctx.host.debug(`listing nodes failed: ${String(err)}`);
           return undefined;

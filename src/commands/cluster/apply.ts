@@ -6,7 +6,9 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { ExitCode } from '../../util/errors.js';
+import type { KubernetesMode } from '../../platforms/equinixmetal/apply.js';
 import type { CommandContext, RunAction } from '../shared/context.js';
+import type { MetalConnection } from '../shared/endpoint.js';
 
 /** Options of `cluster apply`. */
 export interface ApplyFlags {
@@ -78,7 +80,7 @@ export function clusterApplyCommand(runAction: RunAction): Command {
           'loko cluster apply',
           'always',
           async ({ cluster, result, metal }) => {
-            const kubernetes = await kubernetesMode(ctx, opts);
+            const kubernetes = kubernetesMode(opts, metal);
             if (kubernetes.mode === 'skip' && !opts.machinesOnly) ctx.host.info(kubernetes.reason);
             const executor = p.createExecutor({
               api: metal.api,
@@ -168,18 +170,12 @@ export function clusterApplyCommand(runAction: RunAction): Command {
  * run only when the emulator's Kubernetes twin is on; against any other endpoint apply waits for
  * the API (and fails after `--timeout` naming what it waited for).
  */
-async function kubernetesMode(
-  ctx: CommandContext,
-  opts: ApplyFlags,
-): Promise<import('../../platforms/equinixmetal/apply.js').KubernetesMode> {
+function kubernetesMode(opts: ApplyFlags, metal: MetalConnection): KubernetesMode {
   if (opts.machinesOnly) return { mode: 'skip', reason: '--machines-only', apiExpected: true };
-  if (!ctx.globals.emulator) return { mode: 'wait' };
-  const { emulatorTwin } = await import('../shared/twin.js');
-  const twin = await emulatorTwin(ctx.env);
-  if (twin.on) return { mode: 'wait' };
+  if (metal.kind !== 'emulator' || !metal.twin || metal.twin.enabled) return { mode: 'wait' };
   return {
     mode: 'skip',
-    reason: `The emulator's Kubernetes twin is off: ${twin.reason}. Provisioning the machines only; the Kubernetes phases are skipped.`,
+    reason: `${metal.twin.reason}. Provisioning the machines only; the Kubernetes phases are skipped.`,
     apiExpected: false,
   };
 }

@@ -35,8 +35,8 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
             const stopTwin = async (): Promise<void> => {
               if (!ctx.globals.emulator) return;
               const { stopEmulatorTwin } = await import('../shared/twin.js');
-              if (await stopEmulatorTwin(cluster.assetDir))
-                ctx.host.debug("stopped the emulator's Kubernetes twin");
+              const n = await stopEmulatorTwin(cluster.assetDir);
+              if (n > 0) ctx.host.debug(`stopped the emulator's Kubernetes twin (${n} processes)`);
             };
             const dctx = p.createDestroyContext({
               api: metal.api,

@@ -22,6 +22,11 @@ export interface MetalConnection {
    * LOKO_EMULATOR_TIME_SCALE; 1 for real endpoints). Poll intervals are divided by it.
    */
   timeScale: number;
+  /**
+   * The embedded emulator's Kubernetes twin (`--emulator` only): on when it found its binaries,
+   * else off with the reason. Its processes outlive the run (`cluster destroy` stops them).
+   */
+  twin?: { enabled: true } | { enabled: false; reason: string };
   /** Closes the embedded emulator (persisting its state); no-op for remote endpoints. */
   close(): Promise<void>;
 }
@@ -70,6 +75,10 @@ export async function openMetal(
       port: 0,
       timeScale,
       logger: { info: (msg: string) => ctx.host.debug(msg) },
+      // The twin's control plane and nodes stay up between CLI runs, like real machines do;
+      // `cluster destroy` stops them.
+      twin: 'auto',
+      twinOptions: { onClose: 'keep' },
     });
     ctx.host.debug(
       `embedded emulator at ${running.url} (state ${statePath}, time scale ${timeScale})`,
@@ -84,6 +93,9 @@ export async function openMetal(
       kind: 'emulator',
       baseUrl: running.url,
       timeScale,
+      twin: running.twin.enabled
+        ? { enabled: true }
+        : { enabled: false, reason: running.twin.reason ?? 'Kubernetes twin off' },
       close: () => running.close(),
     };
   }

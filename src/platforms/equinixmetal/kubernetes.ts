@@ -156,9 +156,8 @@ export async function clusterApiFromKubeConfig(kc: KubeConfig): Promise<ClusterA
         }
         return { ready: false, state: `GET kube-system answered ${describe(ns)}` };
       } catch (err) {
-        if (err instanceof kube.KubeConnectionError) {
-          return { ready: false, state: err.code ? `${err.code}: ${err.message}` : err.message };
-        }
+        if (err instanceof kube.KubeConnectionError)
+          return { ready: false, state: apiErrorReason(err) };
         throw err;
       }
     },
@@ -178,6 +177,12 @@ export const connectClusterApi: ConnectClusterApi = async (spec) => {
   const { kubeconfigFromSpec } = await import('../../kube/index.js');
   return clusterApiFromKubeConfig(kubeconfigFromSpec(spec));
 };
+
+/** Why a request to the API failed, without the `Kubernetes API at <server> unreachable:` prefix. */
+export function apiErrorReason(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.replace(/^Kubernetes API at \S+ unreachable: /, '');
+}
 
 function describe(r: { status: number; body: string }): string {
   const first = r.body.trim().split('\n').find(Boolean)?.slice(0, 200);
