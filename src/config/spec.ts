@@ -117,7 +117,7 @@ const reservationMap = (role: 'controller' | 'worker'): ValueSpec => ({
 
 const tags = (what: string): AttrSpec => ({
   name: 'tags',
-  description: `Extra tags for ${what}, as a map; each becomes a "key:value" tag on the devices. Keys starting with "loko" are reserved.`,
+  description: `Extra tags for ${what}, as a map; each becomes a "key:value" tag on the devices. The key "loko" and keys starting with "loko:" are reserved.`,
   value: { type: 'map', values: { type: 'string' } },
   default: {},
 });

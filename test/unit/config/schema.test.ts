@@ -100,3 +100,14 @@ describe('configJsonSchema', () => {
     expect(validate(noMetro)).toBe(false);
   });
 });
+
+describe('tags description', () => {
+  it('names the reserved keys as the rule checks them: "loko" and "loko:*"', () => {
+    for (const spec of [CLUSTER_SPEC, WORKER_POOL_SPEC]) {
+      const tags = spec.attributes.find((a) => a.name === 'tags')!;
+      expect(tags.description).toContain(
+        'The key "loko" and keys starting with "loko:" are reserved',
+      );
+    }
+  });
+});
