@@ -25,6 +25,8 @@ export function createListrRunner(host: OutputHost): PhaseRunner {
     stdoutTTY: Boolean(host.streams.stdout.isTTY),
     stderrTTY: Boolean(host.streams.stderr.isTTY),
     debug: host.debugEnabled,
+    // listr2's default renderer wraps to process.stdout.columns (its own choice, not our stream).
+    columns: process.stdout.columns,
   });
   const logger = new ListrLogger({
     processOutput: new ProcessOutput(stderr, stderr),

@@ -18,10 +18,19 @@ describe('colour', () => {
 
 describe('renderer choice', () => {
   it('live rendering only with TTYs; simple for pipes and CI; verbose for --debug', () => {
-    expect(chooseRenderer({ stdoutTTY: true, stderrTTY: true, debug: false })).toBe('default');
+    expect(chooseRenderer({ stdoutTTY: true, stderrTTY: true, debug: false, columns: 120 })).toBe(
+      'default',
+    );
     expect(chooseRenderer({ stdoutTTY: false, stderrTTY: true, debug: false })).toBe('simple');
     expect(chooseRenderer({ stdoutTTY: true, stderrTTY: false, debug: false })).toBe('simple');
     expect(chooseRenderer({ stdoutTTY: true, stderrTTY: true, debug: true })).toBe('verbose');
+  });
+
+  it('simple when the terminal reports 0 columns (script -qc, docker exec -t)', () => {
+    const tty = { stdoutTTY: true, stderrTTY: true, debug: false };
+    expect(chooseRenderer({ ...tty, columns: 0 })).toBe('simple');
+    expect(chooseRenderer({ ...tty, columns: undefined })).toBe('simple');
+    expect(chooseRenderer({ ...tty, columns: 80 })).toBe('default');
   });
 });
 
