@@ -97,8 +97,35 @@ export interface ClusterFixture {
   userdata: Map<string, string>;
 }
 
+/** What the helpers need of an emulator: its project and a Metal API call with the token. */
+export type MetalHandle = Pick<TestEmulator, 'api' | 'projectId'>;
+
+/** A {@link MetalHandle} for an emulator known only by its ready file (`loko emulator start`). */
+export function metalHandle(ready: { url: string; token: string; projectId: string }): MetalHandle {
+  return {
+    projectId: ready.projectId,
+    api: async (method, p, body) => {
+      const res = await fetch(`${ready.url}${p}`, {
+        method,
+        headers: {
+          'x-auth-token': ready.token,
+          accept: 'application/json',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      return {
+        status: res.status,
+        headers: res.headers,
+        body: text ? JSON.parse(text) : undefined,
+      };
+    },
+  };
+}
+
 /** Reserves a /32 public IPv4 in `metro` and returns its address (loopback in the emulator). */
-export async function reserveEip(emu: TestEmulator, metro = 'sv'): Promise<string> {
+export async function reserveEip(emu: MetalHandle, metro = 'sv'): Promise<string> {
   const r = await emu.api('POST', `/projects/${emu.projectId}/ips`, {
     type: 'public_ipv4',
     metro,
@@ -114,7 +141,7 @@ export async function reserveEip(emu: TestEmulator, metro = 'sv'): Promise<strin
  * and a taint), its PKI in a fresh asset dir, userdata rendered by loko's own renderer.
  */
 export async function makeCluster(
-  emu: TestEmulator,
+  emu: MetalHandle,
   opts: { name: string; controllers?: number; workers?: number },
 ): Promise<ClusterFixture> {
   const assetDir = await mkdtemp(path.join(os.tmpdir(), 'loko-twin-assets-'));
@@ -143,7 +170,7 @@ export async function makeCluster(
 
 /** Creates a device with `userdata` through the Metal API; returns its id. */
 export async function createDevice(
-  emu: TestEmulator,
+  emu: MetalHandle,
   hostname: string,
   userdata: string,
 ): Promise<string> {
@@ -221,7 +248,7 @@ export interface NodeView {
   metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
   spec: { providerID?: string; taints?: Array<{ key: string; value?: string; effect: string }> };
   status: {
-    conditions?: Array<{ type: string; status: string }>;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
     addresses?: Array<{ type: string; address: string }>;
   };
 }
