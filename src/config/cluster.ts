@@ -16,6 +16,7 @@ import {
   checkReservations,
   parseTaints,
   userTags,
+  checkOs,
 } from './rules.js';
 import { CLUSTER_SPEC, LEGACY_PLATFORM, PLATFORM, WORKER_POOL_SPEC } from './spec.js';
 import type {
@@ -118,6 +119,7 @@ export function decodeCluster(
     );
   }
   if (metro.facility !== undefined) cluster.facility = metro.facility;
+  if (attr('os').valid) checkOs(cluster.os, where, sources.get('cluster.os')!, sink);
 
   const inherited = {
     metro: { value: cluster.metro, range: sources.get('cluster.metro')! },
@@ -355,6 +357,9 @@ function decodePool(
     reservationIdsDefault: (val<string>('reservation_ids_default') ?? '') as '' | 'next-available',
   };
   if (metro.facility !== undefined) pool.facility = metro.facility;
+  // An inherited os is checked (and reported) once, at the cluster.
+  if (attr('os').attr && attr('os').valid)
+    checkOs(pool.os, where, attr('os').attr!.expr.range, sink);
   if (
     metro.value !== undefined &&
     inherited.metro.value !== '' &&

@@ -160,6 +160,36 @@ export function userTags(
   return out.sort();
 }
 
+/** Operating systems loko can boot: its userdata is cloud-init for Ubuntu (kubeadm from apt). */
+export const SUPPORTED_OS = ['ubuntu_22_04', 'ubuntu_24_04'] as const;
+
+/**
+ * `os` of the cluster or a pool: only the Ubuntu releases loko's cloud-init userdata is written
+ * for. Other slugs would pass the API's checks and then fail on every machine, so they are refused.
+ */
+export function checkOs(
+  os: string,
+  where: string,
+  range: SourceRange,
+  sink: DiagnosticSink,
+): boolean {
+  if ((SUPPORTED_OS as readonly string[]).includes(os)) return true;
+  const supported = SUPPORTED_OS.map((s) => `"${s}"`).join(' or ');
+  let why: string;
+  if (os === 'custom_ipxe') {
+    why =
+      'loko boots a stock Ubuntu image and configures it with cloud-init userdata; iPXE boot (custom_ipxe) is not supported.';
+  } else if (os.startsWith('flatcar')) {
+    why =
+      'loko configures machines with cloud-init userdata written for Ubuntu; Flatcar (Ignition) is not supported.';
+  } else {
+    why =
+      'loko configures machines with cloud-init userdata written for Ubuntu (kubeadm packages from apt); other operating systems are not supported.';
+  }
+  sink.error(`Unsupported operating system "${os}" in ${where}`, `${why} Use ${supported}.`, range);
+  return false;
+}
+
 /** The reservation attributes of one block, as decoded. */
 export interface ReservationInput {
   role: 'controller' | 'worker';

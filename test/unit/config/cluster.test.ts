@@ -96,11 +96,11 @@ describe('metro and facility', () => {
     const r = await load(
       '  os = "ubuntu_22_04"',
       undefined,
-      '  worker_pool "a" {\n    count = 1\n  }\n  worker_pool "b" {\n    count = 1\n    metro = "DA"\n    os = "debian_12"\n  }',
+      '  worker_pool "a" {\n    count = 1\n  }\n  worker_pool "b" {\n    count = 1\n    metro = "DA"\n    os = "ubuntu_24_04"\n  }',
     );
     expect(r.cluster!.workerPools.map((p) => [p.metro, p.os])).toEqual([
       ['sv', 'ubuntu_22_04'],
-      ['da', 'debian_12'],
+      ['da', 'ubuntu_24_04'],
     ]);
     expect(warnings(r).map((w) => where(w, r.dir))).toEqual([
       'c.lokocfg:12:13 warning: worker_pool "b" is in metro "da", the control plane in "sv"',
@@ -561,5 +561,47 @@ describe('reservations', () => {
     const e = onlyError(r);
     expect(where(e, r.dir)).toBe(`c.lokocfg:9:36 error: Reservation ${R0} is used twice`);
     expect(e.detail).toContain('controller controller-0');
+  });
+});
+
+describe('os', () => {
+  it('rejects custom_ipxe: loko boots Ubuntu with cloud-init, not iPXE', async () => {
+    const r = await load('  os = "custom_ipxe"');
+    const e = onlyError(r);
+    expect(where(e, r.dir)).toBe(
+      'c.lokocfg:6:8 error: Unsupported operating system "custom_ipxe" in cluster "equinixmetal"',
+    );
+    expect(e.detail).toContain('iPXE');
+    expect(e.detail).toContain('"ubuntu_22_04" or "ubuntu_24_04"');
+    expect(r.cluster).toBeUndefined();
+  });
+
+  it('rejects a Flatcar slug in a pool, naming the supported ones', async () => {
+    const r = await load(
+      '',
+      undefined,
+      '  worker_pool "a" {\n    count = 1\n    os = "flatcar_stable"\n  }',
+    );
+    const e = onlyError(r);
+    expect(where(e, r.dir)).toBe(
+      'c.lokocfg:9:10 error: Unsupported operating system "flatcar_stable" in worker_pool "a"',
+    );
+    expect(e.detail).toContain('"ubuntu_22_04" or "ubuntu_24_04"');
+  });
+
+  it('reports an unsupported cluster os once, not again for pools that inherit it', async () => {
+    const r = await load('  os = "debian_12"');
+    expect(errors(r).map((e) => where(e, r.dir))).toEqual([
+      'c.lokocfg:6:8 error: Unsupported operating system "debian_12" in cluster "equinixmetal"',
+    ]);
+  });
+
+  it('accepts ubuntu_22_04 and ubuntu_24_04', async () => {
+    const r = await load(
+      '  os = "ubuntu_22_04"',
+      undefined,
+      '  worker_pool "a" {\n    count = 1\n    os = "ubuntu_24_04"\n  }',
+    );
+    expect(errors(r)).toEqual([]);
   });
 });
