@@ -7,12 +7,13 @@ import type { Diagnostic, SourceIndex, SourceRange } from '../../config/types.js
 import type { MetalApi } from '../../metal/api.js';
 import type {
   CapacityCheck,
+  HardwareReservation,
   Metro,
   OperatingSystem,
   Plan as MetalPlan,
 } from '../../metal/types.js';
 import { LokoError } from '../../util/errors.js';
-import type { DesiredDevice, DesiredState } from './desired.js';
+import { NEXT_AVAILABLE, type DesiredDevice, type DesiredState } from './desired.js';
 import type { Plan } from './plan.js';
 
 /** Preflight found problems; `diagnostics` carry file ranges for the CLI to print. */
@@ -124,6 +125,8 @@ export async function preflight(input: PreflightInput): Promise<PreflightReport>
     }
   }
 
+  await checkReservations(input, problems);
+
   if (problems.size > 0) throw new PreflightError(problems.list());
   return {
     metros: [...new Set(desired.devices.map((d) => d.metro))],
@@ -152,6 +155,115 @@ function capacityWanted(
     groups.set(key, g);
   }
   return [...groups.values()];
+}
+
+/** Config paths of a device's reservation: the explicit map or the default, then the block. */
+function reservationSources(
+  d: DesiredDevice,
+  attr: 'reservation_ids' | 'reservation_ids_default',
+): string[] {
+  const block = d.pool === undefined ? 'cluster' : `cluster.worker_pool.${d.pool}`;
+  return [`${block}.${attr}`, block];
+}
+
+function reservationMetro(r: HardwareReservation): string | undefined {
+  return r.facility?.metro?.code?.toLowerCase();
+}
+
+function reservationDeviceId(r: HardwareReservation): string | undefined {
+  const dev = r.device;
+  if (!dev) return undefined;
+  if ('id' in dev && typeof dev.id === 'string') return dev.id;
+  const href = (dev as { href?: string }).href;
+  return href ? href.replace(/\/+$/, '').split('/').pop() : undefined;
+}
+
+/**
+ * Hardware reservations of the devices to create (creates and replacements): explicit ones must
+ * exist in the project, be provisionable (or held by the device being replaced) and match the
+ * device's plan and metro; `next-available` needs enough provisionable reservations per
+ * (metro, plan). One list call, only when a device to create uses a reservation.
+ */
+async function checkReservations(input: PreflightInput, problems: Problems): Promise<void> {
+  const creating: Array<{ d: DesiredDevice; replacing?: string }> = [];
+  for (const a of input.plan.actions) {
+    if (a.type === 'create' && a.desired.hardwareReservationId) creating.push({ d: a.desired });
+    else if (a.type === 'replace' && a.desired.hardwareReservationId)
+      creating.push({ d: a.desired, replacing: a.deviceId });
+  }
+  if (creating.length === 0) return;
+  const all = await input.api.listHardwareReservations(input.desired.projectId);
+  const byId = new Map(all.map((r) => [r.id, r]));
+  const explicit = new Set(
+    creating.map((c) => c.d.hardwareReservationId).filter((id) => id !== NEXT_AVAILABLE),
+  );
+  const nextWanted = new Map<
+    string,
+    { metro: string; plan: string; n: number; first: DesiredDevice }
+  >();
+
+  for (const { d, replacing } of creating) {
+    const id = d.hardwareReservationId!;
+    if (id === NEXT_AVAILABLE) {
+      const key = `${d.metro}\u0000${d.plan}`;
+      const g = nextWanted.get(key) ?? { metro: d.metro, plan: d.plan, n: 0, first: d };
+      g.n++;
+      nextWanted.set(key, g);
+      continue;
+    }
+    const where = reservationSources(d, 'reservation_ids');
+    const r = byId.get(id);
+    if (!r) {
+      problems.add(
+        where,
+        `hardware reservation "${id}" for ${d.hostname} does not exist in project ${input.desired.projectId}`,
+        `Reservations in the project: ${list(all.map((x) => x.id))}. Fix the UUID in reservation_ids or use reservation_ids_default = "next-available".`,
+      );
+      continue;
+    }
+    const holder = reservationDeviceId(r);
+    const heldByItself = replacing !== undefined && holder === replacing;
+    if (!r.provisionable && !heldByItself) {
+      problems.add(
+        where,
+        `hardware reservation "${id}" for ${d.hostname} is not provisionable${holder ? ` (device ${holder} is on it)` : r.spare ? ' (it is a spare)' : ''}`,
+        'Free the reservation (delete the device on it) or choose another reservation.',
+      );
+    }
+    if (r.plan.slug !== d.plan) {
+      problems.add(
+        where,
+        `hardware reservation "${id}" for ${d.hostname} is for plan "${r.plan.slug}", not "${d.plan}"`,
+        `Use a reservation of plan ${d.plan} or set the plan to ${r.plan.slug}.`,
+      );
+    }
+    const rm = reservationMetro(r);
+    if (rm !== undefined && rm !== d.metro) {
+      problems.add(
+        where,
+        `hardware reservation "${id}" for ${d.hostname} is in metro "${rm}", not "${d.metro}"`,
+        `Use a reservation in ${d.metro} or set the metro to ${rm}.`,
+      );
+    }
+  }
+
+  for (const g of nextWanted.values()) {
+    const free = all.filter(
+      (r) =>
+        r.provisionable &&
+        !r.spare &&
+        !explicit.has(r.id) &&
+        r.plan.slug === g.plan &&
+        (reservationMetro(r) === undefined || reservationMetro(r) === g.metro),
+    ).length;
+    if (free < g.n) {
+      problems.add(
+        reservationSources(g.first, 'reservation_ids_default'),
+        `"next-available" needs ${g.n} provisionable hardware reservation${g.n === 1 ? '' : 's'} of plan ${g.plan} in metro "${g.metro}", the project has ${free}`,
+        'Add hardware reservations, lower the count, or remove reservation_ids_default to use on-demand hardware.',
+      );
+    }
+  }
 }
 
 /** A plan is offered in a metro when an `available_in_metros` href ends with the metro's id. */

@@ -71,6 +71,7 @@ describe('apply', () => {
       reservationIdsDefault: 'next-available',
       workerPools: [pool('general', { count: 2, reservationIds: { 0: 'r-0', 1: 'r-1' } })],
     });
+    api.addHardwareReservations(['r-0', 'r-1', 'r-free']);
     const ctx = applyCtx(api, c);
     await applyCluster(ctx, { runner, signal });
     const order = ctx.executor.recorded.flatMap((m) =>
@@ -105,6 +106,7 @@ describe('apply', () => {
   it('replaces a device on a hardware reservation only once the old one is gone', async () => {
     const api = new FakeMetal();
     api.deprovisionMs = 30_000;
+    api.addHardwareReservations(['r-0']);
     const c = cluster({
       workerPools: [pool('general', { count: 1, reservationIds: { 0: 'r-0' } })],
     });

@@ -20,6 +20,7 @@ import type {
   Device,
   DeviceCreateInput,
   DeviceUpdateInput,
+  HardwareReservation,
   Href,
   IPAssignment,
   IPReservation,
@@ -107,6 +108,8 @@ export class FakeMetal implements MetalApi {
   deprovisionMs = 2_000;
   readonly devicesById = new Map<string, FakeDevice>();
   readonly reservations: IPReservation[] = [];
+  /** Hardware reservations of the project; one a live device sits on is listed as held by it. */
+  readonly hardwareReservations: HardwareReservation[] = [];
   /** Elastic IP assignments: reservation, device and address. */
   readonly assignments: Array<{
     id: string;
@@ -406,8 +409,29 @@ export class FakeMetal implements MetalApi {
     this.assignments.push(a);
     return this.assignmentView(a);
   }
-  async listHardwareReservations(): Promise<never> {
-    throw new Error('not in fake');
+  async listHardwareReservations(): Promise<HardwareReservation[]> {
+    this.calls.push('listHardwareReservations');
+    // A reservation a live device sits on is held by it (not provisionable).
+    return this.hardwareReservations.map((r) => {
+      const holder = this.live().find(
+        (d) => (d.hardware_reservation as { id?: string } | null)?.id === r.id,
+      );
+      return holder
+        ? { ...r, provisionable: false, device: { href: `/metal/v1/devices/${holder.id}` } }
+        : r;
+    });
+  }
+  /** Adds provisionable hardware reservations (plan c3.small.x86 in sv unless given). */
+  addHardwareReservations(ids: string[], plan = 'c3.small.x86', metro: Metro = METROS[0]!): void {
+    for (const id of ids)
+      this.hardwareReservations.push({
+        id,
+        plan: { slug: plan },
+        facility: { code: `${metro.code}1`, metro },
+        provisionable: true,
+        spare: false,
+        need_of_service: false,
+      });
   }
   async getHardwareReservation(): Promise<never> {
     throw new Error('not in fake');
