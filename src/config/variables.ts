@@ -199,9 +199,10 @@ export class VariableResolver {
     const known = [...this.src.decls.keys()];
     const near = decl ? undefined : suggest(name, known);
     sink.error(
-      `No value for variable "${name}"`,
+      decl ? `No value for variable "${name}"` : `variable "${name}" is not declared`,
       [
         near ? `Did you mean var.${near}? ` : '',
+        decl ? '' : `Nothing declares or sets "${name}". `,
         `Set it in one of these ways (highest precedence first):\n`,
         `  --var ${name}=<value>\n`,
         `  LOKO_VAR_${name}=<value> in the environment\n`,

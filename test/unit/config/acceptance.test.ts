@@ -11,7 +11,7 @@ it('reports every mistake of a config with its exact file:line:col in one load',
   expect(lines).toEqual([
     'cluster.lokocfg:6:22: error: Invalid value for "controller_count": expected number, got string',
     'cluster.lokocfg:7:3: error: Unsupported attribute "controler_type"',
-    'cluster.lokocfg:8:22: error: No value for variable "os_image"',
+    'cluster.lokocfg:8:22: error: variable "os_image" is not declared',
     'cluster.lokocfg:14:15: error: Duplicate worker pool "web"',
     'cluster.lokocfg:18:15: error: Worker pool name "controller" is reserved',
   ]);

@@ -148,10 +148,21 @@ describe('variables: errors', () => {
       'v.lokocfg': 'variable "metro" {\n  default = "sv"\n}\n',
     });
     expect(errors(r).map((e) => where(e, r.dir))).toEqual([
-      'c.lokocfg:6:8 error: No value for variable "mtero"',
-      'c.lokocfg:7:21 error: No value for variable "mtero"',
+      'c.lokocfg:6:8 error: variable "mtero" is not declared',
+      'c.lokocfg:7:21 error: variable "mtero" is not declared',
     ]);
     expect(errors(r)[0]!.detail).toContain('Did you mean var.metro?');
+  });
+
+  it('says an undeclared variable without a value is not declared, with the did-you-mean', async () => {
+    const r = await loadFiles({
+      'c.lokocfg': cluster().replace('"sv"', 'var.metr'),
+      'v.lokocfg': 'variable "metro" {\n  default = "sv"\n}\n',
+    });
+    const e = onlyError(r);
+    expect(where(e, r.dir)).toBe('c.lokocfg:4:18 error: variable "metr" is not declared');
+    expect(e.detail).toContain('Did you mean var.metro?');
+    expect(e.summary).not.toContain('No value');
   });
 
   it('accepts values for variables that are used but not declared', async () => {
