@@ -112,6 +112,8 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
     cluster = decodeCluster(top.cluster, ctx, result.sources);
   }
 
+  if (found.siblings && found.siblings.length > 0) noteSiblings(sink, found.siblings, opts.path);
+
   const referenced = new Set<string>();
   for (const b of [...top.cluster, ...top.component]) variableReferences(b.body, referenced);
   resolver.warnUnused(referenced, sink);
@@ -121,7 +123,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
 async function findFiles(
   given: string,
   sink: DiagnosticSink,
-): Promise<{ dir: string; files: string[] } | undefined> {
+): Promise<{ dir: string; files: string[]; siblings?: string[] } | undefined> {
   const target = path.resolve(given);
   let info;
   try {
@@ -134,7 +136,29 @@ async function findFiles(
     );
     return undefined;
   }
-  if (!info.isDirectory()) return { dir: path.dirname(target), files: [target] };
+  if (!info.isDirectory()) {
+    const base = path.basename(target);
+    if (base === VARS_FILE) {
+      sink.error(
+        `${given} is the variables file, not a configuration file`,
+        `${VARS_FILE} holds variable values and is read from the configuration directory. Point --config at the directory: -c ${path.dirname(given) || '.'}`,
+        undefined,
+      );
+      return undefined;
+    }
+    if (!base.endsWith('.lokocfg')) {
+      sink.error(
+        `Configuration file ${given} does not end in .lokocfg`,
+        'loko reads configuration from *.lokocfg files. Rename the file, or pass the directory that holds the *.lokocfg files with --config.',
+        undefined,
+      );
+      return undefined;
+    }
+    const siblings = (await readdir(path.dirname(target)).catch(() => [] as string[]))
+      .filter((n) => n.endsWith('.lokocfg') && n !== base)
+      .sort();
+    return { dir: path.dirname(target), files: [target], siblings };
+  }
   const names = (await readdir(target)).filter((n) => n.endsWith('.lokocfg')).sort();
   const files: string[] = [];
   for (const n of names) {
@@ -192,4 +216,23 @@ function classifyTopLevel(bodies: Body[], sink: DiagnosticSink): TopLevel {
     }
   }
   return out;
+}
+
+/**
+ * With --config naming one file, its sibling *.lokocfg files are not loaded; when a variable then
+ * has no value (typically declared or defaulted in a sibling), the diagnostics say so.
+ */
+function noteSiblings(sink: DiagnosticSink, siblings: string[], given: string): void {
+  const dir = path.dirname(given) || '.';
+  const shown =
+    siblings.length > 3 ? `${siblings.slice(0, 3).join(', ')}, ...` : siblings.join(', ');
+  const note = `Note: --config names one file, so the other .lokocfg files next to it (${shown}) were not loaded; -c ${dir} loads them all.`;
+  for (const d of sink.items) {
+    if (
+      d.severity === 'error' &&
+      (d.summary.startsWith('No value for variable') || / is not declared$/.test(d.summary))
+    ) {
+      d.detail = d.detail ? `${d.detail}\n${note}` : note;
+    }
+  }
 }

@@ -14,6 +14,7 @@ import {
 } from './helpers.js';
 
 const env = { HOME: '/home/tester' };
+const QUICKSTART = path.resolve(FIXTURES, '../../../examples/quickstart');
 
 describe('loadConfig: happy paths', () => {
   it('decodes every attribute of the full fixture', async () => {
@@ -183,6 +184,43 @@ describe('loadConfig: files and merging', () => {
     expect(e.summary).toBe(`No *.lokocfg files in ${dir}`);
     expect(e.range).toBeUndefined();
     expect(r.cluster).toBeUndefined();
+  });
+
+  it('-c one file of a directory: loads only it, and notes unloaded siblings on unset variables', async () => {
+    const file = path.join(QUICKSTART, 'cluster.lokocfg');
+    const r = await loadConfig({ path: file, env });
+    expect(r.files[0]).toBe(file);
+    expect(r.files).not.toContain(path.join(QUICKSTART, 'variables.lokocfg'));
+    const unset = errors(r).filter((e) =>
+      / is not declared$|^No value for variable/.test(e.summary),
+    );
+    expect(unset.length).toBeGreaterThan(0);
+    for (const e of unset) {
+      expect(e.detail).toContain('variables.lokocfg');
+      expect(e.detail).toContain(`-c ${QUICKSTART} loads them all`);
+    }
+    const whole = await loadConfig({ path: QUICKSTART, env });
+    expect(errors(whole)).toEqual([]);
+  });
+
+  it('-c one file without siblings adds no note', async () => {
+    const r = await loadFiles({ 'c.lokocfg': cluster().replace('"sv"', 'var.metro') });
+    const only = await loadConfig({ path: path.join(r.dir, 'c.lokocfg'), env });
+    expect(onlyError(only).detail).not.toContain('were not loaded');
+  });
+
+  it('refuses -c pointing at a file that does not end in .lokocfg', async () => {
+    const r = await loadFiles({ 'cluster.txt': cluster() });
+    const file = path.join(r.dir, 'cluster.txt');
+    const e = onlyError(await loadConfig({ path: file, env }));
+    expect(e.summary).toBe(`Configuration file ${file} does not end in .lokocfg`);
+  });
+
+  it('refuses -c pointing at lokocfg.vars, naming the directory to use', async () => {
+    const file = path.join(QUICKSTART, 'lokocfg.vars');
+    const e = onlyError(await loadConfig({ path: file, env }));
+    expect(e.summary).toBe(`${file} is the variables file, not a configuration file`);
+    expect(e.detail).toContain(`-c ${QUICKSTART}`);
   });
 
   it('reports a path that does not exist', async () => {
