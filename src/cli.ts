@@ -25,25 +25,69 @@ export interface CliDeps {
   cwd: string;
   /** Exit for the second Ctrl-C (default `process.exit`). */
   exit?: (code: number) => void;
+  /**
+   * Subscribes to "stdout's reader went away" (EPIPE); returns an unsubscribe function. A run
+   * that sees it is cancelled like a Ctrl-C and exits {@link EXIT_STDOUT_CLOSED}.
+   */
+  onStdoutClosed?: (listener: () => void) => () => void;
 }
 
-/** The real process's streams, environment and working directory. */
+/** Exit code when stdout was closed under a run (128 + SIGPIPE, as a shell reports `yes | head`). */
+export const EXIT_STDOUT_CLOSED = 141;
+
+/** Stream errors that mean "the reader went away" (and later writes to the dead stream). */
+const CLOSED_CODES = new Set(['EPIPE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/**
+ * The real process's streams, environment and working directory.
+ *
+ * A reader that goes away (`loko … 2>&1 | head -3`): when stderr (progress and logs) breaks,
+ * loko stops writing to it and keeps running; when stdout (results) breaks during a run, the run
+ * is cancelled like a Ctrl-C (the lock is released at the next safe point) and loko exits 141.
+ * Outside a run (e.g. `loko --help | head -1`) it exits at once. It never exits 0 for a run that
+ * did not finish.
+ */
 export function processDeps(): CliDeps {
-  // `loko ... | head` closes stdout early; that is the reader's choice, not an error to report.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      throw err;
-    });
-  }
-  return {
-    streams: {
-      stdin: process.stdin,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
+  const closedListeners = new Set<() => void>();
+  let stdoutClosed = false;
+  let stderrClosed = false;
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code && CLOSED_CODES.has(err.code)) {
+      stderrClosed = true;
+      return;
+    }
+    throw err;
+  });
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (!err.code || !CLOSED_CODES.has(err.code)) throw err;
+    if (stdoutClosed) return;
+    stdoutClosed = true;
+    if (closedListeners.size === 0) process.exit(process.exitCode ?? 0);
+    for (const listener of closedListeners) listener();
+  });
+  const stderr = {
+    write: (chunk: string): boolean => (stderrClosed ? true : process.stderr.write(chunk)),
+    get isTTY() {
+      return process.stderr.isTTY;
     },
+    get columns() {
+      return process.stderr.columns;
+    },
+  };
+  const stdout = {
+    write: (chunk: string): boolean => (stdoutClosed ? true : process.stdout.write(chunk)),
+    get isTTY() {
+      return process.stdout.isTTY;
+    },
+  };
+  return {
+    streams: { stdin: process.stdin, stdout, stderr, env: process.env },
     cwd: process.cwd(),
+    onStdoutClosed: (listener) => {
+      if (stdoutClosed) queueMicrotask(listener);
+      closedListeners.add(listener);
+      return () => closedListeners.delete(listener);
+    },
   };
 }
 
@@ -98,6 +142,11 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
             'interrupted: stopping at the next safe point (press Ctrl-C again to exit now)',
         ),
     });
+    let stdoutClosed = false;
+    const unwatch = deps.onStdoutClosed?.(() => {
+      stdoutClosed = true;
+      controller.abort();
+    });
     const ctx: CommandContext = {
       globals,
       host,
@@ -106,11 +155,18 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
       env: streams.env,
     };
     try {
-      setExitCode(await body(ctx, opts));
+      const code = await body(ctx, opts);
+      setExitCode(stdoutClosed ? EXIT_STDOUT_CLOSED : code);
     } catch (err) {
-      setExitCode(await reportError(err, host, deps.cwd));
+      if (stdoutClosed) {
+        host.error('stdout was closed by its reader: stopped at a safe point');
+        setExitCode(EXIT_STDOUT_CLOSED);
+      } else {
+        setExitCode(await reportError(err, host, deps.cwd));
+      }
     } finally {
       untrap();
+      unwatch?.();
     }
   };
 
@@ -164,7 +220,8 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
         '  loko health -c examples/quickstart',
         '  loko cluster destroy -c examples/quickstart --emulator --yes',
         '',
-        'Exit codes: 0 success, 1 error, 2 changes pending (cluster plan), 130 interrupted.',
+        'Exit codes: 0 success, 1 error, 2 changes pending (cluster plan), 130 interrupted,',
+        '  141 stdout closed by its reader during a run (cancelled like Ctrl-C).',
       ].join('\n'),
     );
 

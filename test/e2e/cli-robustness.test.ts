@@ -1,0 +1,56 @@
+/**
+ * The CLI under awkward conditions people meet: a reader that goes away (`| head`), flags with
+ * values that cannot work, and the README's shell snippets pasted as a script.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, baseEnv, loko, quickstartCopy, requireBuild } from './helpers.js';
+
+/** Runs a bash script; resolves its exit code and output. */
+function bash(
+  script: string,
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd: opts.cwd, env: opts.env ?? baseEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('cli robustness', () => {
+  let work: Awaited<ReturnType<typeof quickstartCopy>>;
+  beforeAll(async () => {
+    requireBuild();
+    work = await quickstartCopy();
+  });
+  afterAll(async () => {
+    await work?.cleanup();
+  });
+
+  it('apply whose reader goes away (| head -3) exits non-zero and leaves no lock', async () => {
+    const r = await bash(
+      `node ${JSON.stringify(BIN)} cluster apply --emulator --yes 2>&1 | head -3; echo "rc=\${PIPESTATUS[0]}"`,
+      { cwd: work.dir },
+    );
+    const rc = Number(/rc=(\d+)/.exec(r.stdout)?.[1]);
+    expect(rc).not.toBe(0);
+    expect(rc).toBe(141);
+    expect(existsSync(path.join(work.assets, '.loko.lock'))).toBe(false);
+    // The next run is not blocked by anything the cancelled one left behind.
+    const again = await loko(['cluster', 'apply', '--emulator', '--yes'], { cwd: work.dir });
+    expect(again.code).toBe(0);
+    const gone = await loko(['cluster', 'destroy', '--emulator', '--yes'], { cwd: work.dir });
+    expect(gone.code).toBe(0);
+  }, 120_000);
+});
