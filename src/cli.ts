@@ -162,7 +162,9 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
         host.error('stdout was closed by its reader: stopped at a safe point');
         setExitCode(EXIT_STDOUT_CLOSED);
       } else {
-        setExitCode(await reportError(err, host, deps.cwd));
+        setExitCode(
+          await reportError(err, host, deps.cwd, { interruptHint: actionOptions?.interruptHint }),
+        );
       }
     } finally {
       untrap();
@@ -277,8 +279,13 @@ export async function main(argv: string[], deps: CliDeps = processDeps()): Promi
  * `{"error":…}` document on stdout if no result was printed) and returns the exit code.
  * Stack traces only with `--debug`. Never prints the API token (errors do not carry it).
  */
-export async function reportError(err: unknown, host: OutputHost, cwd: string): Promise<number> {
-  const { diagnostics, message, hint, exitCode } = await describeError(err, host, cwd);
+export async function reportError(
+  err: unknown,
+  host: OutputHost,
+  cwd: string,
+  opts: { interruptHint?: string } = {},
+): Promise<number> {
+  const { diagnostics, message, hint, exitCode } = await describeError(err, host, cwd, opts);
   for (const d of diagnostics) host.info(d);
   host.error(message);
   if (hint) host.info(`${host.color.dim('hint:')} ${hint}`);
@@ -293,12 +300,18 @@ async function describeError(
   err: unknown,
   host: OutputHost,
   cwd: string,
+  opts: { interruptHint?: string } = {},
 ): Promise<{ diagnostics: string[]; message: string; hint?: string; exitCode: number }> {
   if (err instanceof InterruptedError) {
+    // A specific message (e.g. Ctrl-C at the prompt, before anything started) needs no hint.
+    if (err.message !== 'interrupted')
+      return { diagnostics: [], message: err.message, exitCode: ExitCode.interrupted };
     return {
       diagnostics: [],
       message: 'interrupted: stopped at a safe point',
-      hint: 'Run the same command again; it continues from what exists and creates nothing twice.',
+      hint:
+        opts.interruptHint ??
+        'Run the same command again; it continues from what exists and creates nothing twice.',
       exitCode: ExitCode.interrupted,
     };
   }

@@ -44,14 +44,25 @@ export async function confirm(host: OutputHost, req: ConfirmRequest): Promise<vo
     host,
     `${req.question} Only "yes" will be accepted.\n  type "yes" to continue: `,
   );
-  if (answer.trim() !== 'yes') {
-    throw new LokoError(`cancelled: did not ${req.action}`, {
+  if (answer === null) {
+    // Ctrl-D: the cursor is still on the prompt line.
+    host.info('');
+    throw new LokoError(`cancelled: no answer (end of input): did not ${req.action}`, {
       hint: 'Type "yes" at the prompt, or pass --yes.',
     });
   }
+  if (answer.trim() !== 'yes') {
+    throw new LokoError(
+      `answer ${JSON.stringify(answer.trim())} is not "yes": nothing was changed`,
+      {
+        hint: 'Type "yes" at the prompt, or pass --yes.',
+      },
+    );
+  }
 }
 
-function ask(host: OutputHost, prompt: string): Promise<string> {
+/** Resolves the typed line, or null on end of input (Ctrl-D). */
+function ask(host: OutputHost, prompt: string): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const rl = createInterface({
       input: host.streams.stdin,
@@ -63,10 +74,10 @@ function ask(host: OutputHost, prompt: string): Promise<string> {
       settled = true;
       rl.close();
       host.info('');
-      reject(new InterruptedError());
+      reject(new InterruptedError('interrupted at the prompt: nothing was started or changed'));
     });
     rl.on('close', () => {
-      if (!settled) resolve(''); // EOF at the prompt: not a yes
+      if (!settled) resolve(null); // EOF at the prompt: not a yes
     });
     rl.question(prompt, (answer) => {
       settled = true;

@@ -20,91 +20,98 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
       30,
     )
     .action(
-      runAction<{ parallelism: number; timeout: number }>(async (ctx, opts) => {
-        const { withClusterSession } = await import('../shared/session.js');
-        const { createRunner, pollFor } = await import('../shared/runner.js');
-        const { confirm } = await import('../../tasks/prompt.js');
-        const p = await import('../../platforms/equinixmetal/index.js');
+      runAction<{ parallelism: number; timeout: number }>(
+        async (ctx, opts) => {
+          const { withClusterSession } = await import('../shared/session.js');
+          const { createRunner, pollFor } = await import('../shared/runner.js');
+          const { confirm } = await import('../../tasks/prompt.js');
+          const p = await import('../../platforms/equinixmetal/index.js');
 
-        return withClusterSession(
-          ctx,
-          'loko cluster destroy',
-          'always',
-          async ({ cluster, metal }) => {
-            /** The machines are gone: so is the Kubernetes the twin played on them. */
-            const stopTwin = async (): Promise<void> => {
-              if (!ctx.globals.emulator) return;
-              const { stopEmulatorTwin } = await import('../shared/twin.js');
-              const n = await stopEmulatorTwin(cluster.assetDir);
-              if (n > 0) ctx.host.debug(`stopped the emulator's Kubernetes twin (${n} processes)`);
-            };
-            const dctx = p.createDestroyContext({
-              api: metal.api,
-              executor: p.createExecutor({
+          return withClusterSession(
+            ctx,
+            'loko cluster destroy',
+            'always',
+            async ({ cluster, metal }) => {
+              /** The machines are gone: so is the Kubernetes the twin played on them. */
+              const stopTwin = async (): Promise<void> => {
+                if (!ctx.globals.emulator) return;
+                const { stopEmulatorTwin } = await import('../shared/twin.js');
+                const n = await stopEmulatorTwin(cluster.assetDir);
+                if (n > 0)
+                  ctx.host.debug(`stopped the emulator's Kubernetes twin (${n} processes)`);
+              };
+              const dctx = p.createDestroyContext({
                 api: metal.api,
-                signal: ctx.signal,
-                debug: (m) => ctx.host.debug(m),
-              }),
-              clusterName: cluster.clusterName,
-              projectId: cluster.projectId,
-              options: {
-                parallelism: opts.parallelism,
-                poll: pollFor(metal.timeScale, opts.timeout),
-              },
-            });
-            const runner = await createRunner(ctx);
-            await runner.run(p.inventoryPhases, dctx, ctx.signal);
-            const inv = dctx.inventory!;
-            if (p.isEmpty(inv)) {
-              await stopTwin();
-              if (ctx.host.format === 'json')
-                ctx.host.json({
-                  cluster: cluster.clusterName,
-                  deleted: { devices: [], reservations: [] },
-                });
-              else
-                ctx.host.out(
-                  `Nothing to destroy: nothing in project ${cluster.projectId} is tagged ${dctx.tag}.`,
+                executor: p.createExecutor({
+                  api: metal.api,
+                  signal: ctx.signal,
+                  debug: (m) => ctx.host.debug(m),
+                }),
+                clusterName: cluster.clusterName,
+                projectId: cluster.projectId,
+                options: {
+                  parallelism: opts.parallelism,
+                  poll: pollFor(metal.timeScale, opts.timeout),
+                },
+              });
+              const runner = await createRunner(ctx);
+              await runner.run(p.inventoryPhases, dctx, ctx.signal);
+              const inv = dctx.inventory!;
+              if (p.isEmpty(inv)) {
+                await stopTwin();
+                if (ctx.host.format === 'json')
+                  ctx.host.json({
+                    cluster: cluster.clusterName,
+                    deleted: { devices: [], reservations: [] },
+                  });
+                else
+                  ctx.host.out(
+                    `Nothing to destroy: nothing in project ${cluster.projectId} is tagged ${dctx.tag}.`,
+                  );
+                return ExitCode.ok;
+              }
+
+              ctx.host.info(`Cluster "${cluster.clusterName}" owns (tag ${dctx.tag}):`);
+              const w = Math.max(...inv.devices.map((d) => d.hostname.length), 0);
+              for (const d of inv.devices)
+                ctx.host.info(
+                  `  device          ${d.hostname.padEnd(w)}  ${d.state.padEnd(14)}  ${d.id}`,
                 );
+              for (const r of inv.reservations)
+                ctx.host.info(`  IP reservation  ${p.reservationLabel(r)}  ${r.id}`);
+              await confirm(ctx.host, {
+                question: `WARNING: this cannot be undone. Destroy cluster "${cluster.clusterName}" (${inv.devices.length} devices, ${inv.reservations.length} IP reservations)?`,
+                action: 'destroy the cluster',
+                yes: ctx.globals.yes,
+              });
+              await runner.run(p.destroyPhases, dctx, ctx.signal);
+              await stopTwin();
+
+              const deleted = {
+                devices: inv.devices.map((d) => ({ hostname: d.hostname, id: d.id })),
+                reservations: inv.reservations.map((r) => ({
+                  id: r.id,
+                  network: p.reservationLabel(r),
+                })),
+              };
+              if (ctx.host.format === 'json') {
+                ctx.host.json({ cluster: cluster.clusterName, deleted });
+              } else {
+                ctx.host.out(
+                  `Destroyed cluster "${cluster.clusterName}": ${deleted.devices.length} devices and ${deleted.reservations.length} IP reservations deleted.`,
+                );
+                ctx.host.out(
+                  `The asset directory ${cluster.assetDir} is kept; remove it when you no longer need it.`,
+                );
+              }
               return ExitCode.ok;
-            }
-
-            ctx.host.info(`Cluster "${cluster.clusterName}" owns (tag ${dctx.tag}):`);
-            const w = Math.max(...inv.devices.map((d) => d.hostname.length), 0);
-            for (const d of inv.devices)
-              ctx.host.info(
-                `  device          ${d.hostname.padEnd(w)}  ${d.state.padEnd(14)}  ${d.id}`,
-              );
-            for (const r of inv.reservations)
-              ctx.host.info(`  IP reservation  ${p.reservationLabel(r)}  ${r.id}`);
-            await confirm(ctx.host, {
-              question: `WARNING: this cannot be undone. Destroy cluster "${cluster.clusterName}" (${inv.devices.length} devices, ${inv.reservations.length} IP reservations)?`,
-              action: 'destroy the cluster',
-              yes: ctx.globals.yes,
-            });
-            await runner.run(p.destroyPhases, dctx, ctx.signal);
-            await stopTwin();
-
-            const deleted = {
-              devices: inv.devices.map((d) => ({ hostname: d.hostname, id: d.id })),
-              reservations: inv.reservations.map((r) => ({
-                id: r.id,
-                network: p.reservationLabel(r),
-              })),
-            };
-            if (ctx.host.format === 'json') {
-              ctx.host.json({ cluster: cluster.clusterName, deleted });
-            } else {
-              ctx.host.out(
-                `Destroyed cluster "${cluster.clusterName}": ${deleted.devices.length} devices and ${deleted.reservations.length} IP reservations deleted.`,
-              );
-              ctx.host.out(
-                `The asset directory ${cluster.assetDir} is kept; remove it when you no longer need it.`,
-              );
-            }
-            return ExitCode.ok;
-          },
-        );
-      }),
+            },
+          );
+        },
+        {
+          interruptHint:
+            'Run the same command again; it deletes what is left (devices and IP reservations already deleted stay deleted).',
+        },
+      ),
     );
 }

@@ -49,4 +49,6 @@ export type RunAction = <O extends object>(
 export interface RunActionOptions {
   /** What the first Ctrl-C prints (default: stopping at the next safe point). */
   interruptMessage?: string;
+  /** The hint after "interrupted: stopped at a safe point" (default: run again, creates nothing twice). */
+  interruptHint?: string;
 }

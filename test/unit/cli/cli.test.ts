@@ -169,3 +169,28 @@ describe('reportError', () => {
     expect(JSON.parse(s.out())).toEqual({ error: { message: 'nope', hint: 'fix', exitCode: 1 } });
   });
 });
+
+describe('help and interrupts', () => {
+  it('Ctrl-C at the prompt says nothing was started, with no "creates nothing twice" hint', async () => {
+    const s = memoryStreams();
+    const host = createOutputHost(s, { format: 'text', noColor: true, debug: false });
+    const code = await reportError(
+      new InterruptedError('interrupted at the prompt: nothing was started or changed'),
+      host,
+      ROOT,
+    );
+    expect(code).toBe(130);
+    expect(s.err()).toContain('nothing was started');
+    expect(s.err()).not.toContain('creates nothing twice');
+  });
+
+  it("destroy's interrupt hint does not say it creates nothing twice", async () => {
+    const s = memoryStreams();
+    const host = createOutputHost(s, { format: 'text', noColor: true, debug: false });
+    await reportError(new InterruptedError(), host, ROOT, {
+      interruptHint: 'deletes what is left',
+    });
+    expect(s.err()).toContain('deletes what is left');
+    expect(s.err()).not.toContain('creates nothing twice');
+  });
+});

@@ -44,7 +44,7 @@ describe('confirmation rules', () => {
     ).resolves.toBeUndefined();
     expect(yes.err()).toContain('type "yes" to continue');
 
-    for (const answer of ['y\n', 'YES\n', '\n', '']) {
+    for (const answer of ['y\n', 'YES\n', '\n']) {
       const s = memoryStreams({ tty: true, input: answer });
       const err = await confirm(
         createOutputHost(s, { format: 'text', noColor: true, debug: false }),
@@ -56,7 +56,20 @@ describe('confirmation rules', () => {
       ).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LokoError);
       expect((err as LokoError).exitCode).toBe(1);
-      expect((err as LokoError).message).toContain('cancelled');
+      expect((err as LokoError).message).toBe(
+        `answer ${JSON.stringify(answer.trim())} is not "yes": nothing was changed`,
+      );
     }
+  });
+
+  it('Ctrl-D at the prompt: the error starts on a new line', async () => {
+    const s = memoryStreams({ tty: true, input: '' });
+    const host = createOutputHost(s, { format: 'text', noColor: true, debug: false });
+    const err = await confirm(host, { question: 'Apply?', action: 'apply', yes: false }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LokoError);
+    expect((err as LokoError).message).toContain('no answer');
+    expect(s.err().endsWith('\n')).toBe(true);
   });
 });
