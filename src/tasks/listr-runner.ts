@@ -176,8 +176,15 @@ class ItemBoard {
       throw new Error(e.detail ?? 'failed');
     }
     sub.title = e.item.title;
+    // Only an item never started counts as unchanged; one left running did not finish.
     sub.skip(
-      e.state === 'failed' ? `failed: ${e.detail ?? ''}` : ok ? 'unchanged' : 'not finished',
+      e.state === 'failed'
+        ? `failed: ${e.detail ?? ''}`
+        : e.state === 'running'
+          ? `not finished${e.detail ? `: ${e.detail}` : ''}`
+          : ok
+            ? 'unchanged'
+            : 'not finished',
     );
   }
 

@@ -16,6 +16,20 @@ export interface DeleteTarget {
   deviceId: string;
   hostname: string;
   state: string;
+  /** Metal's `locked` flag: a locked device cannot be deleted until it is unlocked. */
+  locked?: boolean;
+  /** Why the delete was given up (set on a returned leftover), e.g. the API's message. */
+  error?: string;
+}
+
+/** How to unlock a device, for messages. */
+export function unlockFix(deviceId: string): string {
+  return `unlock it (\`PUT /metal/v1/devices/${deviceId}\` with {"locked": false}, or "Unlock" in the Equinix Metal console) and run the command again`;
+}
+
+/** True when a 422 (or the device) says the device is locked. */
+function lockedRefusal(x: DeleteTarget, err: unknown): boolean {
+  return x.locked === true || /\block(ed)?\b/i.test(String((err as Error)?.message ?? ''));
 }
 
 /**
@@ -29,7 +43,9 @@ const BUSY = new Set(['queued', 'provisioning', 'reinstalling']);
 
 /**
  * Deletes `targets` through `executor` with at most `parallelism` calls in flight. Resolves the
- * targets still not finished when the poll budget ran out (empty when all are done). In dry-run
+ * targets still not finished when the poll budget ran out, plus those refused for good (a 422 for
+ * a locked or not-busy device: `error` says why, the item is marked failed); empty when all are
+ * done. A 422 is retried only while the device is queued/provisioning/reinstalling. In dry-run
  * it records one delete per target and does not wait. Rejects with InterruptedError on cancel
  * (after in-flight calls finish) or with the first unexpected API error.
  */
@@ -55,6 +71,7 @@ export async function deleteDevices(
     return [];
   }
 
+  const refused = new Map<string, DeleteTarget>();
   const finish = (x: DeleteTarget, detail: string): void => {
     finished.add(x.deviceId);
     t.progress.item(x.hostname, 'done', detail);
@@ -73,7 +90,7 @@ export async function deleteDevices(
           finish(x, 'gone');
           continue;
         }
-        next.set(id, { ...x, state: d.state });
+        next.set(id, { ...x, state: d.state, locked: d.locked ?? x.locked });
       }
       current = next;
     }
@@ -116,23 +133,38 @@ export async function deleteDevices(
             else if (until === 'requested') finish(x, 'deleted');
             else t.progress.item(x.hostname, 'running', 'deprovisioning');
           } catch (err) {
-            // 422: Metal still considers it busy (e.g. provisioning); retry after the next listing.
-            if (isUnprocessable(err))
-              t.progress.item(x.hostname, 'running', 'busy; retrying delete');
-            else throw err;
+            if (!isUnprocessable(err)) throw err;
+            // 422 for a locked device (or any 422 while the device is not busy): retrying cannot
+            // help, so give up on this device now with the API's message.
+            if (lockedRefusal(x, err) || !BUSY.has(x.state)) {
+              const locked = lockedRefusal(x, err);
+              const message = String((err as Error).message);
+              const detail = locked
+                ? `locked: ${message}; ${unlockFix(x.deviceId)}`
+                : `refused: ${message}`;
+              finished.add(x.deviceId);
+              refused.set(x.deviceId, { ...x, locked, error: detail });
+              t.progress.item(x.hostname, 'failed', detail);
+              return;
+            }
+            // 422 while provisioning/queued: Metal still considers it busy; retry after the next listing.
+            t.progress.item(x.hostname, 'running', 'busy; retrying delete');
           }
         }),
       );
     }
     await settleAll(jobs);
     const left = [...current.values()].filter((x) => !finished.has(x.deviceId));
-    return left.length === 0 ? [] : undefined;
+    return left.length === 0 ? [...refused.values()] : undefined;
   };
 
   let leftovers: DeleteTarget[] = [];
   try {
     return await pollUntil(t.poll, round, () => {
-      leftovers = [...current.values()].filter((x) => !finished.has(x.deviceId));
+      leftovers = [
+        ...refused.values(),
+        ...[...current.values()].filter((x) => !finished.has(x.deviceId)),
+      ];
       return new DeleteTimeout();
     });
   } catch (err) {

@@ -9,7 +9,7 @@ import type { Device, IPReservation } from '../../metal/types.js';
 import type { Phase, PhaseIO, PhaseRunner } from '../../tasks/phase.js';
 import { LokoError } from '../../util/errors.js';
 import { isNotFound, isUnprocessable } from './api-errors.js';
-import { deleteDevices, settleAll } from './delete-devices.js';
+import { deleteDevices, settleAll, unlockFix } from './delete-devices.js';
 import { deviceIdOf, embeddedAssignments } from './endpoint.js';
 import type { Executor } from './executor.js';
 import { observe } from './observe.js';
@@ -92,6 +92,7 @@ export const deleteDevicesPhase: Phase<DestroyContext> = {
       deviceId: d.id,
       hostname: d.hostname,
       state: d.state,
+      locked: d.locked,
     }));
     await deleteDevices(
       { ...waitTarget(ctx, io), executor: ctx.executor, parallelism: ctx.options.parallelism },
@@ -188,17 +189,33 @@ export async function destroyCluster(
   return ctx;
 }
 
-/** The error for objects that could not be removed, one per line. */
+/**
+ * The error for objects that could not be removed, one per line; the hint depends on why
+ * (locked devices must be unlocked, deprovisioning ones disappear on their own).
+ */
 export function leftoverError(clusterName: string, inv: Inventory): LokoError {
   const lines = [
-    ...inv.devices.map((d) => `device ${d.hostname} (${d.id}, ${d.state})`),
+    ...inv.devices.map(
+      (d) => `device ${d.hostname} (${d.id}, ${d.locked ? 'locked, ' : ''}${d.state})`,
+    ),
     ...inv.reservations.map((r) => `IP reservation ${reservationLabel(r)} (${r.id})`),
   ];
+  const hints: string[] = [];
+  const locked = inv.devices.filter((d) => d.locked);
+  for (const d of locked) hints.push(`${d.hostname} is locked: ${unlockFix(d.id)}.`);
+  const rest = inv.devices.filter((d) => !d.locked);
+  if (rest.some((d) => d.state === 'deprovisioning' || d.state === 'deleted'))
+    hints.push(
+      'Devices still deprovisioning disappear on their own; run `loko cluster destroy` again in a few minutes.',
+    );
+  if (rest.some((d) => d.state !== 'deprovisioning' && d.state !== 'deleted'))
+    hints.push(
+      'Run `loko cluster destroy` again; devices that were still provisioning are deleted once they settle.',
+    );
+  if (hints.length === 0) hints.push('Run `loko cluster destroy` again.');
   return new LokoError(
     `destroy left ${lines.length} object${lines.length === 1 ? '' : 's'} of cluster "${clusterName}":\n  ${lines.join('\n  ')}`,
-    {
-      hint: 'Run `loko cluster destroy` again; devices still deprovisioning disappear on their own.',
-    },
+    { hint: hints.join('\n') },
   );
 }
 

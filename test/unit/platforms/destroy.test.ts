@@ -135,4 +135,61 @@ describe('destroy', () => {
     await createPlainRunner().run([deleteDevicesPhase], ctx, signal);
     expect(ctx.executor.recorded).toHaveLength(1);
   });
+
+  it('gives up at once on a locked device (422) with the API message and how to unlock it', async () => {
+    const api = new FakeMetal();
+    const d = api.seed({
+      hostname: 'demo-controller-0',
+      tags: ['loko:cluster=demo'],
+      locked: true,
+    });
+    api.seed({ hostname: 'demo-general-0', tags: ['loko:cluster=demo'] });
+    const err = (await destroyCluster(destroyCtx(api), { runner, signal }).catch(
+      (e: unknown) => e,
+    )) as LokoError;
+    expect(err).toBeInstanceOf(LokoError);
+    expect(err.message).toContain(`device demo-controller-0 (${d.id}, locked, active)`);
+    expect(err.message).not.toContain('demo-general-0');
+    expect(err.hint).toContain('demo-controller-0 is locked');
+    expect(err.hint).toContain(`PUT /metal/v1/devices/${d.id}`);
+    expect(err.hint).toContain('"locked": false');
+    expect(err.hint).not.toContain('deprovisioning');
+    // One refused delete, not retries until the timeout.
+    expect(api.calls.filter((c) => c === 'deleteDevice')).toHaveLength(2);
+    expect(api.now).toBeLessThan(fastPoll.timeoutMs);
+  });
+
+  it('gives up on a locked device when only the API message says so', async () => {
+    const { deleteDevices } = await import('../../../src/platforms/equinixmetal/delete-devices.js');
+    const api = new FakeMetal();
+    const d = api.seed({
+      hostname: 'demo-controller-0',
+      tags: ['loko:cluster=demo'],
+      locked: true,
+    });
+    const items: string[] = [];
+    const left = await deleteDevices(
+      {
+        api,
+        projectId: 'p',
+        tag: 'loko:cluster=demo',
+        poll: { ...fastPoll, clock: api.clock, signal },
+        progress: {
+          status: () => {},
+          warn: () => {},
+          debug: () => {},
+          item: (k, s, det) => void items.push(`${k} ${s} ${det ?? ''}`),
+        },
+        executor: createExecutor({ api }),
+        parallelism: 2,
+      },
+      [{ deviceId: d.id, hostname: d.hostname, state: 'active' }],
+      'gone',
+    );
+    expect(left).toHaveLength(1);
+    expect(left[0]!.error).toContain('Cannot delete a locked device');
+    expect(items.at(-1)).toMatch(
+      /^demo-controller-0 failed locked: Cannot delete a locked device; unlock it/,
+    );
+  });
 });

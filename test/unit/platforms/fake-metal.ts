@@ -3,7 +3,7 @@
  * of the real API, see reference/metal-api.md §3.4):
  * - devices advance on the fake clock: queued (1 s) -> provisioning (until `provisionMs`) -> active,
  *   or `failed` when their hostname is in `failHostnames` (with a provisioning event naming the reason);
- * - DELETE while queued/provisioning answers 422; otherwise the device is `deprovisioning` for
+ * - DELETE while queued/provisioning, or of a device seeded with `locked: true`, answers 422; otherwise the device is `deprovisioning` for
  *   `deprovisionMs` and then gone (404);
  * - list filters by exact tag and partial hostname; every call is counted in `calls`;
  * - a create on a hardware reservation that a listed device (in any state, deprovisioning too)
@@ -318,6 +318,7 @@ export class FakeMetal implements MetalApi {
     if (v.state === 'queued' || v.state === 'provisioning') {
       throw new FakeApiError(422, 'Cannot delete a device while it is provisioning');
     }
+    if (f.device.locked) throw new FakeApiError(422, 'Cannot delete a locked device');
     f.deletedAt ??= this.now;
     return 'deleted';
   }
