@@ -244,6 +244,7 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
   program.addCommand(versionCommand(runAction));
   // Subcommands inherit output handling so their errors and help go to our streams too.
   for (const cmd of allCommands(program)) {
+    cmd.configureHelp({ showGlobalOptions: true });
     cmd.exitOverride().configureOutput({
       writeOut: (s) => void streams.stdout.write(s),
       writeErr: (s) => void streams.stderr.write(s),

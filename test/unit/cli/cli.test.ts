@@ -171,6 +171,14 @@ describe('reportError', () => {
 });
 
 describe('help and interrupts', () => {
+  it('a subcommand help shows the global options too', async () => {
+    const r = await run(['cluster', 'apply', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Global Options');
+    for (const s of ['--config', '--var-file', '--emulator', '--yes', '--api-rate'])
+      expect(r.stdout).toContain(s);
+  });
+
   it('Ctrl-C at the prompt says nothing was started, with no "creates nothing twice" hint', async () => {
     const s = memoryStreams();
     const host = createOutputHost(s, { format: 'text', noColor: true, debug: false });
