@@ -67,8 +67,10 @@ export async function parseHcl(src: string, file: string): Promise<ParsedFile> {
   try {
     const sink = new DiagnosticSink();
     const root = tree.rootNode;
-    if (root.hasError) {
-      collectSyntaxErrors(root, file, sink);
+    const unterminated = findUnterminatedString(root, src);
+    if (root.hasError || unterminated) {
+      if (root.hasError) collectSyntaxErrors(root, file, sink);
+      if (unterminated) reportUnterminated(unterminated, file, sink);
       return { body: { attributes: [], blocks: [] }, diagnostics: sink.items, syntaxError: true };
     }
     const conv = new Converter(src, file, sink);
@@ -110,6 +112,8 @@ const MISSING_NAMES: Record<string, string> = {
   template_interpolation_end: '}',
   template_directive_end: '}',
 };
+
+const NOT_VALID = 'The file is not valid lokocfg (HCL) syntax.';
 
 function collectSyntaxErrors(root: Node, file: string, sink: DiagnosticSink): void {
   let swallowed = false;
@@ -185,13 +189,87 @@ function collectSyntaxErrors(root: Node, file: string, sink: DiagnosticSink): vo
       );
     }
     if (!reported && open.length === 0) {
-      sink.error(
-        'Syntax error',
-        'The file is not valid lokocfg (HCL) syntax.',
-        rangeOf(root, file),
-      );
+      sink.error('Syntax error', NOT_VALID, rangeOf(root, file));
     }
   }
+}
+
+/** The first quoted string whose text runs past the end of its line, and that line (1-based). */
+interface Unterminated {
+  quote: Node;
+  line: number;
+}
+
+/**
+ * HCL strings cannot contain a raw newline, so a quoted string whose literal text (outside
+ * `${ ... }`) holds one is missing its closing quote on that line: tree-sitter then pairs it with
+ * the next quote in the file, and everything after is misread. Returns the first such string in
+ * the file, found from the tree's quote tokens.
+ */
+function findUnterminatedString(root: Node, src: string): Unterminated | undefined {
+  let first: Unterminated | undefined;
+  for (const quote of root.descendantsOfType('quoted_template_start')) {
+    if (!quote || (first && quote.startIndex >= first.quote.startIndex)) continue;
+    const siblings = quote.parent?.children ?? [];
+    let pos = quote.endIndex;
+    let end = quote.parent?.endIndex ?? quote.endIndex;
+    let newline = -1;
+    for (const c of siblings) {
+      if (c.startIndex < quote.endIndex) continue;
+      if (c.type === 'quoted_template_end' || c.type === 'quoted_template_start') {
+        end = c.isMissing ? Math.max(c.startIndex, pos) : c.startIndex;
+        break;
+      }
+      // An invalid escape (ERROR) swallows the closing quote; it is reported as itself.
+      if (c.isError && newline < 0 && !src.slice(pos, c.startIndex).includes('\n')) {
+        end = -1;
+        break;
+      }
+      if (c.type === 'template_interpolation' || c.type === 'template_directive') {
+        newline = src.slice(pos, c.startIndex).indexOf('\n');
+        if (newline >= 0) {
+          newline += pos;
+          break;
+        }
+        pos = c.endIndex;
+      }
+    }
+    if (end < 0) continue;
+    if (newline < 0) {
+      const at = src.slice(pos, end).indexOf('\n');
+      if (at >= 0) newline = pos + at;
+    }
+    if (newline < 0) continue;
+    const line =
+      quote.startPosition.row +
+      1 +
+      (src.slice(quote.startIndex, newline).match(/\n/g)?.length ?? 0);
+    first = { quote, line };
+  }
+  return first;
+}
+
+/**
+ * One error at the opening quote of an unterminated string; syntax errors reported after it in
+ * the file are its cascade (the rest of the file is paired up with the wrong quotes) and dropped.
+ */
+function reportUnterminated(u: Unterminated, file: string, sink: DiagnosticSink): void {
+  const at = rangeOf(u.quote, file).start;
+  const after = (d: Diagnostic): boolean =>
+    d.range !== undefined &&
+    (d.range.start.line > at.line ||
+      (d.range.start.line === at.line && d.range.start.column >= at.column));
+  // When recovery failed, the whole-file "not valid" error is the same mistake.
+  const encloses = (d: Diagnostic): boolean =>
+    d.summary === 'Syntax error' && d.detail === NOT_VALID;
+  const kept = sink.items.filter((d) => !after(d) && !encloses(d));
+  sink.items.length = 0;
+  sink.items.push(...kept);
+  sink.error(
+    `Unterminated string: add '"' before the end of line ${u.line}`,
+    `The string opened at line ${at.line}, column ${at.column} has no closing quote on its line; a quoted string cannot span lines (use a heredoc, <<EOT ... EOT, for text on several lines). Errors later in this file are not reported until it is fixed.`,
+    rangeOf(u.quote, file),
+  );
 }
 
 /** Detail for a missing closer: where the construct it closes starts. */

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseHcl } from '../../../src/config/parse.js';
-import { cluster, loadFiles, where } from './helpers.js';
+import { FIXTURES, cluster, loadFiles, where } from './helpers.js';
 
 const diags = async (src: string): Promise<string[]> =>
   (await parseHcl(src, '/x/a.lokocfg')).diagnostics.map(
@@ -46,7 +48,9 @@ describe('parseHcl', () => {
 
   it('reports missing brackets, quotes and parentheses', async () => {
     expect(await diags('a = [1, 2\n')).toEqual(["2:1 Missing ']'"]);
-    expect(await diags('a = "abc\nb = 1\n')).toEqual(["3:1 Missing '\"'"]);
+    expect(await diags('a = "abc\nb = 1\n')).toEqual([
+      `1:5 Unterminated string: add '"' before the end of line 1`,
+    ]);
     expect(await diags('a = f(1,\n')).toEqual(["2:1 Missing ')'"]);
   });
 
@@ -69,5 +73,55 @@ describe('parseHcl', () => {
     ]);
     expect(r.diagnostics[0]!.detail).toBe("Unexpected 'worker_pool' here.");
     expect(r.cluster).toBeUndefined();
+  });
+});
+
+describe('unterminated strings', () => {
+  const quickstart = path.resolve(FIXTURES, '../../../examples/quickstart');
+  /** The quickstart example with the closing quote of `line` removed. */
+  const broken = (line: number): Record<string, string> => {
+    const lines = readFileSync(path.join(quickstart, 'cluster.lokocfg'), 'utf8').split('\n');
+    lines[line - 1] = lines[line - 1]!.replace(/"([^"]*)$/, '$1');
+    return {
+      'cluster.lokocfg': lines.join('\n'),
+      'variables.lokocfg': readFileSync(path.join(quickstart, 'variables.lokocfg'), 'utf8'),
+    };
+  };
+
+  it('reports one error at the opening quote of an attribute value, nothing cascading', async () => {
+    const r = await loadFiles(broken(20));
+    expect(r.diagnostics.map((d) => where(d, r.dir))).toEqual([
+      `cluster.lokocfg:20:22 error: Unterminated string: add '"' before the end of line 20`,
+    ]);
+    expect(r.diagnostics[0]!.detail).toContain('cannot span lines');
+  });
+
+  it('reports one error for a map value missing its quote', async () => {
+    const r = await loadFiles(broken(28));
+    expect(r.diagnostics.map((d) => where(d, r.dir))).toEqual([
+      `cluster.lokocfg:28:19 error: Unterminated string: add '"' before the end of line 28`,
+    ]);
+  });
+
+  it('keeps syntax errors before the string and other files', async () => {
+    const r = await loadFiles({
+      'a.lokocfg': 'x {\n  a = 1\n}}\ny {\n  b = "open\n  c = "d"\n}\n',
+      'b.lokocfg': 'component "x" {\n',
+    });
+    expect(r.diagnostics.map((d) => where(d, r.dir))).toEqual([
+      'a.lokocfg:3:2 error: Syntax error',
+      `a.lokocfg:5:7 error: Unterminated string: add '"' before the end of line 5`,
+      "b.lokocfg:2:1 error: Missing '}'",
+    ]);
+  });
+
+  it('reports a string running over a line even when the rest happens to parse', async () => {
+    expect(await diags('a = "x\n  y"\n')).toEqual([
+      `1:5 Unterminated string: add '"' before the end of line 1`,
+    ]);
+  });
+
+  it('allows line breaks inside ${ ... } and in heredocs', async () => {
+    expect(await diags('a = "${\n  b}"\nc = <<EOT\nx\nEOT\n')).toEqual([]);
   });
 });
