@@ -16,7 +16,9 @@
  * - No answer at all (ECONNRESET, ECONNREFUSED, timeouts, ...) is retried only for idempotent
  *   methods (GET, PUT, DELETE) and for a POST the caller marked `retryPostOnNoAnswer`. Device
  *   creation is never retried then: a lost response may have created the device; the caller
- *   reconciles by listing devices by tag.
+ *   reconciles by listing devices by tag. ECONNREFUSED before the endpoint ever answered this
+ *   client gets one retry only (a wrong URL or a server not running should not take half a
+ *   minute); fetch's "bad port" is never retried. Every retry is logged (debug) as `retry n/N`.
  * - `maxRetries` retries after the first request; when exhausted, the last error is thrown with
  *   `attempts` set. A server-requested wait longer than `maxRetryWaitMs` is not shortened: the
  *   client gives up at once instead.
@@ -142,6 +144,8 @@ export class MetalTransport {
   private readonly userAgent: string;
   private readonly logger: MetalLogger | undefined;
   private readonly signal: AbortSignal | undefined;
+  /** Whether the endpoint ever answered (any HTTP status); decides the ECONNREFUSED budget. */
+  private answered = false;
 
   constructor(opts: MetalClientOptions) {
     const token = (opts.token ?? '').trim();
@@ -247,7 +251,13 @@ export class MetalTransport {
           throw abortError(signal);
         }
         const net = describeNetworkError(err, timeout.signal.aborted, this.timeoutMs);
-        const retry = retryNoAnswer && net.retryable && attempt <= this.maxRetries;
+        // A refused connection before the endpoint ever answered is most likely a wrong URL or
+        // a server that is not running: one more try, not the whole budget.
+        const budget =
+          net.code === 'ECONNREFUSED' && !this.answered
+            ? Math.min(1, this.maxRetries)
+            : this.maxRetries;
+        const retry = retryNoAnswer && net.retryable && attempt <= budget;
         this.log(`x ${call}: no answer: ${this.redact(net.reason)}`);
         const error = new MetalTransportError({
           method: spec.method,
@@ -261,7 +271,7 @@ export class MetalTransport {
         if (!retry) throw error;
         const wait = this.backoff(attempt);
         this.log(
-          `~ retry ${attempt}/${this.maxRetries} of ${call} in ${wait} ms (${net.code ?? 'network error'})`,
+          `~ retry ${attempt}/${budget} of ${call} in ${wait} ms (${net.code ?? 'network error'})`,
         );
         await this.sleep(wait, signal);
         continue;
@@ -269,6 +279,7 @@ export class MetalTransport {
         clearTimeout(timer);
       }
 
+      this.answered = true;
       const requestId = res.headers.get('x-request-id') ?? undefined;
       const contentType = res.headers.get('content-type') ?? '';
       const elapsed = this.now() - started;
@@ -597,6 +608,14 @@ function describeNetworkError(
     } else {
       cur = cur.cause;
     }
+  }
+  // fetch refuses some ports outright (e.g. 9, 25, 6000): no request was made, none ever will be.
+  if (code === undefined && reason === 'bad port') {
+    return {
+      code: undefined,
+      reason: 'bad port: Node.js fetch refuses to connect to this port; use another port',
+      retryable: false,
+    };
   }
   if (!reason) reason = code ?? (err instanceof Error ? err.message : String(err));
   else if (code && !reason.includes(code)) reason = `${code}: ${reason}`;

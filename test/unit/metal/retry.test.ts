@@ -136,12 +136,14 @@ describe('retries', () => {
 
   it('retries GET on network errors', async () => {
     const { client, requests } = setup([
+      () => json(200, device('d0')),
       () => Promise.reject(networkError('ECONNRESET', 'read ECONNRESET')),
       () => Promise.reject(networkError('ECONNREFUSED')),
       () => json(200, device('d1')),
     ]);
+    await client.getDevice('d0');
     await expect(client.getDevice('d1')).resolves.toMatchObject({ id: 'd1' });
-    expect(requests).toHaveLength(3);
+    expect(requests).toHaveLength(4);
   });
 
   it('retries DELETE on network errors; a 404 afterwards means absent', async () => {
@@ -257,12 +259,15 @@ describe('retries', () => {
   });
 
   it('throws the last transport error when network retries are exhausted', async () => {
-    const { client, requests } = setup(() => Promise.reject(networkError('ECONNREFUSED')), {
-      maxRetries: 2,
-    });
+    let n = 0;
+    const { client, requests } = setup(
+      () => (n++ === 0 ? json(200, { metros: [] }) : Promise.reject(networkError('ECONNREFUSED'))),
+      { maxRetries: 2 },
+    );
+    await client.listMetros();
     const err = (await client.listMetros().catch((e: unknown) => e)) as MetalTransportError;
     expect(err).toBeInstanceOf(MetalTransportError);
-    expect(requests).toHaveLength(3);
+    expect(requests).toHaveLength(4);
     expect(err.attempts).toBe(3);
     expect(err.message).toMatch(
       /^GET \/locations\/metros: no answer from 127\.0\.0\.1:1234: .*ECONNREFUSED/,
@@ -291,5 +296,38 @@ describe('retries', () => {
     const { client, requests } = setup(() => empty(202));
     await client.deviceAction('d1', 'reboot');
     expect(requests[0]!.body).toBe('{"type":"reboot"}');
+  });
+
+  it('gives up after 2 attempts when the endpoint refuses before it ever answered', async () => {
+    const { client, requests, lines } = setup(() => Promise.reject(networkError('ECONNREFUSED')), {
+      maxRetries: 6,
+    });
+    const err = (await client.listMetros().catch((e: unknown) => e)) as MetalTransportError;
+    expect(err).toBeInstanceOf(MetalTransportError);
+    expect(requests).toHaveLength(2);
+    expect(err.attempts).toBe(2);
+    expect(lines.filter((l) => /retry 1\/1 of GET/.test(l))).toHaveLength(1);
+  });
+
+  it('keeps the full budget for ECONNREFUSED once the endpoint has answered, logging each retry', async () => {
+    let n = 0;
+    const { client, requests, lines } = setup(
+      () => (n++ === 0 ? json(200, { metros: [] }) : Promise.reject(networkError('ECONNREFUSED'))),
+      { maxRetries: 6 },
+    );
+    await client.listMetros();
+    await expect(client.listMetros()).rejects.toBeInstanceOf(MetalTransportError);
+    expect(requests).toHaveLength(1 + 7);
+    expect(lines.filter((l) => /retry \d\/6 of GET/.test(l))).toHaveLength(6);
+  });
+
+  it('never retries fetch\'s "bad port"', async () => {
+    const { client, requests } = setup(() =>
+      Promise.reject(new TypeError('fetch failed', { cause: new Error('bad port') })),
+    );
+    const err = (await client.listMetros().catch((e: unknown) => e)) as MetalTransportError;
+    expect(err).toBeInstanceOf(MetalTransportError);
+    expect(requests).toHaveLength(1);
+    expect(err.message).toContain('bad port');
   });
 });
