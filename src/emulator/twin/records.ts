@@ -9,8 +9,15 @@
  *     etcd/            etcd's data
  *     logs/<name>.log  component output; logs/twin.log the twin's own account (joins refused, …)
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isAlive } from './processes.js';
 
@@ -89,10 +96,10 @@ export function listClusters(twinDir: string): Array<{ dir: string; record?: Clu
     });
 }
 
-/** Appends a line to the cluster's `logs/twin.log`. */
-export async function appendTwinLog(dir: string, line: string): Promise<void> {
+/** Appends a line to the cluster's `logs/twin.log` (synchronously: lines stay in order). */
+export function appendTwinLog(dir: string, line: string): void {
   try {
-    await appendFile(join(dir, 'logs', 'twin.log'), `${new Date().toISOString()} ${line}\n`, {
+    appendFileSync(join(dir, 'logs', 'twin.log'), `${new Date().toISOString()} ${line}\n`, {
       mode: 0o600,
     });
   } catch {

@@ -39,6 +39,7 @@ import {
   nodeObject,
   registerNode,
   type DeviceFacts,
+  type JoinCheck,
   type PodView,
 } from './nodes.js';
 import {
@@ -243,7 +244,7 @@ export class KubernetesTwin {
 
   private log(c: Cluster | undefined, msg: string): void {
     this.logger.info(`Kubernetes twin: ${msg}`);
-    if (c) void appendTwinLog(c.dir, msg);
+    if (c) appendTwinLog(c.dir, msg);
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
@@ -434,7 +435,7 @@ export class KubernetesTwin {
           dieWithParent: this.opts.onClose === 'stop',
           readyTimeoutMs: this.opts.readyTimeoutMs,
           signal: c.abort.signal,
-          log: (line) => void appendTwinLog(c.dir, line),
+          log: (line) => appendTwinLog(c.dir, line),
         });
         this.log(
           c,
@@ -590,33 +591,32 @@ export class KubernetesTwin {
         return;
       }
     }
-    if (spec.action !== 'init') {
-      const check = await checkJoin(api, spec);
-      if (!check.ok) {
-        if (check.reason !== t.reason) {
-          t.reason = check.reason;
-          this.log(c, `${device.hostname} (${device.id}) cannot join yet: ${check.reason}`);
-        }
-        if (now > t.deadline) {
-          t.phase = 'refused';
-          this.log(
-            c,
-            `${device.hostname} (${device.id}) never registers: kubeadm join gave up after its ` +
-              `discovery timeout (${t.reason})`,
-          );
-          return;
-        }
-        t.nextTryAt = now + t.delayMs;
-        t.delayMs = Math.min(t.delayMs * 2, 10_000);
-        return;
+    let check: JoinCheck = { ok: true, user: 'kubeadm init' };
+    if (spec.action !== 'init') check = await checkJoin(api, spec);
+    if (check.ok && existing) {
+      // Another machine holds the name (a replaced device whose node is not cleaned up yet): the
+      // kubelet keeps failing to register until it is gone.
+      check = { ok: false, reason: `a node named ${t.name} exists for another machine` };
+    }
+    if (!check.ok) {
+      if (check.reason !== t.reason) {
+        t.reason = check.reason;
+        this.log(c, `${device.hostname} (${device.id}) cannot join yet: ${check.reason}`);
       }
-      if (existing) {
-        // Another machine registered this name first; a kubelet would fail to take it over.
-        t.reason = `a node named ${t.name} already exists for another machine`;
+      if (now > t.deadline) {
         t.phase = 'refused';
-        this.log(c, `${device.hostname} (${device.id}) never registers: ${t.reason}`);
+        this.log(
+          c,
+          `${device.hostname} (${device.id}) never registers: kubeadm join gave up after its ` +
+            `discovery timeout (${t.reason})`,
+        );
         return;
       }
+      t.nextTryAt = now + t.delayMs;
+      t.delayMs = Math.min(t.delayMs * 2, 10_000);
+      return;
+    }
+    if (spec.action !== 'init') {
       this.log(c, `${device.hostname} (${device.id}) passed discovery as ${check.user}`);
     }
     const initialized = !this.opts.requireCcm;

@@ -21,7 +21,7 @@ import {
   type EmulatorOptions,
 } from '../../../src/emulator/index.js';
 import { wrap, type TestEmulator } from '../../harness/emulator.js';
-import { inspectProcesses } from '../../harness/kube/sockets.js';
+import { inspectProcesses, SocketSampler } from '../../harness/kube/sockets.js';
 import {
   createDevice,
   describeTwin,
@@ -44,6 +44,8 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
   let fx: ClusterFixture;
   const lines: string[] = [];
   const ids = new Map<string, string>();
+  let sampler: SocketSampler | undefined;
+  let samplerTimer: NodeJS.Timeout | undefined;
   const started = (opts: EmulatorOptions = {}) =>
     startEmulator({
       port: 0,
@@ -95,6 +97,7 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
   }, 60_000);
 
   afterAll(async () => {
+    clearInterval(samplerTimer);
     await emu?.close();
     if (twinDir) await stopTwin(twinDir);
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -123,6 +126,15 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
     const info = await client().get('/api/v1/namespaces/kube-public/configmaps/cluster-info');
     expect(info.status).toBe(200);
     expect(info.body.data.kubeconfig).toContain(`server: https://${fx.eip}:6443`);
+    // The InitConfiguration's token, as kubeadm init stores it.
+    const id = fx.bootstrap.bootstrapToken.id;
+    const secret = await client().get(
+      `/api/v1/namespaces/kube-system/secrets/bootstrap-token-${id}`,
+    );
+    expect(secret.status).toBe(200);
+    expect(secret.body.type).toBe('bootstrap.kubernetes.io/token');
+    expect(Buffer.from(secret.body.data['token-id'], 'base64').toString()).toBe(id);
+    expect(secret.body.data.expiration).toBeDefined();
     const status = await twinStatus(twinDir);
     expect(status.clusters).toHaveLength(1);
     expect(status.clusters[0]).toMatchObject({
@@ -139,6 +151,10 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
       'kube-scheduler',
       'kwok',
     ]);
+    // Sample the twin's sockets from now on (checked by the network-safety test below).
+    sampler = new SocketSampler(status.clusters[0]!.components);
+    sampler.sample();
+    samplerTimer = setInterval(() => sampler?.sample(), 250);
   });
 
   it('registers every good device as a Ready node with its labels, taints and providerID', async () => {
@@ -206,6 +222,10 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
     const { sockets, violations } = inspectProcesses(procs);
     expect(sockets).toBeGreaterThan(5);
     expect(violations.map((v) => `${v.process}: ${v.text}`)).toEqual([]);
+    // And every sample taken while the nodes joined.
+    clearInterval(samplerTimer);
+    expect(sampler!.samples).toBeGreaterThan(1);
+    expect(sampler!.violations.map((v) => `${v.process}: ${v.text}`)).toEqual([]);
   });
 
   it('is reused by the next emulator on the same state, which removes a deleted worker node', async () => {

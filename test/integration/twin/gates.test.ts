@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEmulator } from '../../../src/emulator/index.js';
+import { startEmulator, twinStatus } from '../../../src/emulator/index.js';
 import { wrap, type TestEmulator } from '../../harness/emulator.js';
 import {
   createDevice,
@@ -46,6 +46,7 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
   const client = () => kubeClient(fx);
   const controller = `${NAME}-controller-0`;
   const worker = `${NAME}-pool-0`;
+  const all = [0, 1, 2].map((i) => `${NAME}-controller-${i}`).concat(worker);
   const readyReason = (n: NodeView | undefined) =>
     n?.status.conditions?.find((c) => c.type === 'Ready')?.message;
 
@@ -61,7 +62,8 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
       dir,
       statePath,
     );
-    fx = await makeCluster(emu, { name: NAME, controllers: 1, workers: 1 });
+    // Three controllers: still one control plane; controllers 1 and 2 join like workers do.
+    fx = await makeCluster(emu, { name: NAME, controllers: 3, workers: 1 });
     for (const n of fx.nodes) await createDevice(emu, n.hostname, fx.userdata.get(n.hostname)!);
     await emu.control.advanceClock(10);
   }, 60_000);
@@ -73,13 +75,14 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
   });
 
   it('registers nodes uninitialised and NotReady until a CCM and a CNI run', async () => {
-    const nodes = await waitFor('both nodes reporting NotReady', async () => {
-      const all = await nodesOf(client()).catch(() => undefined);
-      return all && [controller, worker].every((n) => readyReason(all.get(n))?.includes('cni'))
-        ? all
-        : undefined;
+    const nodes = await waitFor('all nodes reporting NotReady', async () => {
+      const got = await nodesOf(client()).catch(() => undefined);
+      return got && all.every((n) => readyReason(got.get(n))?.includes('cni')) ? got : undefined;
     });
-    for (const name of [controller, worker]) {
+    const status = await twinStatus(emu.twin.dir!);
+    expect(status.clusters).toHaveLength(1);
+    expect(status.clusters[0]!.components).toHaveLength(5);
+    for (const name of all) {
       const n = nodes.get(name)!;
       expect(isReady(n)).toBe(false);
       expect(readyReason(n)).toContain('NetworkPluginNotReady');
@@ -119,11 +122,11 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
       const r = await client().post('/api/v1/namespaces/kube-system/pods', ccm);
       return r.status === 201 || r.status === 409;
     });
-    const nodes = await waitFor('both nodes initialised', async () => {
-      const all = await nodesOf(client());
-      return [controller, worker].every((n) => all.get(n)?.spec.providerID) ? all : undefined;
+    const nodes = await waitFor('every node initialised', async () => {
+      const got = await nodesOf(client());
+      return all.every((n) => got.get(n)?.spec.providerID) ? got : undefined;
     });
-    for (const name of [controller, worker]) {
+    for (const name of all) {
       const n = nodes.get(name)!;
       expect(n.spec.providerID).toMatch(/^equinixmetal:\/\/[0-9a-f-]{36}$/);
       expect((n.spec.taints ?? []).map((t) => t.key)).not.toContain(UNINITIALIZED);
