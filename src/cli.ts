@@ -13,6 +13,8 @@ import { emulatorStartCommand } from './commands/emulator/start.js';
 import { healthCommand } from './commands/health.js';
 import { kubeconfigCommand } from './commands/kubeconfig.js';
 import type { CommandContext, GlobalOptions, RunAction } from './commands/shared/context.js';
+import { diagnosticJson } from './commands/shared/errors.js';
+import type { Diagnostic } from './config/types.js';
 import { versionCommand } from './commands/version.js';
 import { createOutputHost, type OutputHost, type Streams } from './tasks/output.js';
 import { trapInterrupts } from './tasks/signals.js';
@@ -287,12 +289,24 @@ export async function reportError(
   opts: { interruptHint?: string } = {},
 ): Promise<number> {
   const { diagnostics, message, hint, exitCode } = await describeError(err, host, cwd, opts);
+  const list = (err as { diagnostics?: unknown } | undefined)?.diagnostics;
+  const diagnosticsJson =
+    err instanceof LokoError && Array.isArray(list) && list.length > 0
+      ? (list as Diagnostic[]).map(diagnosticJson)
+      : undefined;
   for (const d of diagnostics) host.info(d);
   host.error(message);
   if (hint) host.info(`${host.color.dim('hint:')} ${hint}`);
   if (host.debugEnabled && err instanceof Error && err.stack) host.debug(err.stack);
   if (host.format === 'json' && !host.jsonWritten) {
-    host.json({ error: { message, ...(hint ? { hint } : {}), exitCode } });
+    host.json({
+      error: {
+        message,
+        ...(hint ? { hint } : {}),
+        exitCode,
+        ...(diagnosticsJson ? { diagnostics: diagnosticsJson } : {}),
+      },
+    });
   }
   return exitCode;
 }

@@ -4,6 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, baseEnv, loko, quickstartCopy, requireBuild } from './helpers.js';
@@ -53,4 +55,51 @@ describe('cli robustness', () => {
     const gone = await loko(['cluster', 'destroy', '--emulator', '--yes'], { cwd: work.dir });
     expect(gone.code).toBe(0);
   }, 120_000);
+
+  it('-o json config errors carry the diagnostics; flag problems name the flag', async () => {
+    const bad = path.join(work.dir, '..', 'bad');
+    await mkdir(bad, { recursive: true });
+    await writeFile(path.join(bad, 'cluster.lokocfg'), 'cluster "equinixmetal" {\n  nope = 1\n');
+    const r = await loko(['cluster', 'plan', '--emulator', '-o', 'json', '-c', bad]);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout) as {
+      error: {
+        diagnostics?: { file?: string; line?: number; severity: string; summary: string }[];
+      };
+    };
+    expect(doc.error.diagnostics?.length).toBeGreaterThan(0);
+    expect(doc.error.diagnostics?.[0]).toMatchObject({
+      severity: 'error',
+      summary: expect.any(String),
+    });
+    expect(doc.error.diagnostics?.[0]?.file).toContain('cluster.lokocfg');
+    expect(doc.error.diagnostics?.[0]?.line).toEqual(expect.any(Number));
+
+    const noConfig = await loko([
+      'cluster',
+      'plan',
+      '--emulator',
+      '-o',
+      'json',
+      '-c',
+      '/nonexistent/x',
+    ]);
+    expect(noConfig.code).toBe(1);
+    expect(noConfig.stderr).toContain('--config');
+    expect(noConfig.stderr).not.toContain('the configuration has');
+
+    const dirVars = await loko(['cluster', 'plan', '--emulator', '--var-file', os.tmpdir()], {
+      cwd: work.dir,
+    });
+    expect(dirVars.code).toBe(1);
+    expect(dirVars.stderr).toContain('--var-file');
+    expect(dirVars.stderr).toContain('is a directory');
+    expect(dirVars.stderr).not.toContain('EISDIR');
+    expect(dirVars.stderr).not.toContain('the configuration has');
+
+    const noVars = await loko(['cluster', 'plan', '--emulator', '--var-file', 'nope.vars'], {
+      cwd: work.dir,
+    });
+    expect(noVars.stderr).toContain('--var-file nope.vars: no such file');
+  }, 60_000);
 });

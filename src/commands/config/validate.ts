@@ -13,6 +13,7 @@ export function configValidateCommand(runAction: RunAction): Command {
     .action(
       runAction(async (ctx) => {
         const { loadRaw, printDiagnostics } = await import('../shared/load-config.js');
+        const { diagnosticJson } = await import('../shared/errors.js');
         const result = await loadRaw(ctx);
         const errors = result.diagnostics.filter((d) => d.severity === 'error').length;
         const warnings = result.diagnostics.length - errors;
@@ -24,20 +25,7 @@ export function configValidateCommand(runAction: RunAction): Command {
             files: result.files,
             errors,
             warnings,
-            diagnostics: result.diagnostics.map((d) => ({
-              severity: d.severity,
-              summary: d.summary,
-              ...(d.detail ? { detail: d.detail } : {}),
-              ...(d.range
-                ? {
-                    file: d.range.file,
-                    line: d.range.start.line,
-                    column: d.range.start.column,
-                    endLine: d.range.end.line,
-                    endColumn: d.range.end.column,
-                  }
-                : {}),
-            })),
+            diagnostics: result.diagnostics.map(diagnosticJson),
             ...(result.cluster
               ? {
                   cluster: {

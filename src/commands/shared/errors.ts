@@ -22,3 +22,21 @@ export class ConfigError extends LokoError {
 export function hasDiagnostics(err: unknown): err is LokoError & { diagnostics: Diagnostic[] } {
   return err instanceof LokoError && Array.isArray((err as { diagnostics?: unknown }).diagnostics);
 }
+
+/** A diagnostic as JSON (`config validate -o json`, and `{"error":{"diagnostics":[…]}}`). */
+export function diagnosticJson(d: Diagnostic): Record<string, unknown> {
+  return {
+    severity: d.severity,
+    summary: d.summary,
+    ...(d.detail ? { detail: d.detail } : {}),
+    ...(d.range
+      ? {
+          file: d.range.file,
+          line: d.range.start.line,
+          column: d.range.start.column,
+          endLine: d.range.end.line,
+          endColumn: d.range.end.column,
+        }
+      : {}),
+  };
+}

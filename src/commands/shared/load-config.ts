@@ -24,8 +24,49 @@ export function parseVars(values: string[]): Record<string, string> {
   return vars;
 }
 
+/**
+ * Checks the paths given with `-c` and `--var-file` before loading, so a wrong flag is reported as
+ * a flag problem (naming the flag) rather than as a configuration error or a raw EISDIR.
+ */
+export async function checkPathFlags(ctx: CommandContext): Promise<void> {
+  const { stat } = await import('node:fs/promises');
+  const kind = async (p: string): Promise<'file' | 'dir' | 'missing' | NodeJS.ErrnoException> => {
+    try {
+      return (await stat(path.resolve(ctx.cwd, p))).isDirectory() ? 'dir' : 'file';
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      return e.code === 'ENOENT' || e.code === 'ENOTDIR' ? 'missing' : e;
+    }
+  };
+  const config = await kind(ctx.globals.config);
+  if (config === 'missing') {
+    throw new LokoError(`-c/--config ${ctx.globals.config}: no such file or directory`, {
+      hint: 'Pass a directory of *.lokocfg files, or one .lokocfg file, for example -c examples/quickstart.',
+    });
+  }
+  for (const f of ctx.globals.varFile) {
+    const k = await kind(f);
+    if (k === 'missing') {
+      throw new LokoError(`--var-file ${f}: no such file`, {
+        hint: 'Check the path; a variable file holds name = value lines, like lokocfg.vars.',
+      });
+    }
+    if (k === 'dir') {
+      throw new LokoError(`--var-file ${f} is a directory, not a file`, {
+        hint: 'Pass a file of name = value lines, like lokocfg.vars (use -c for the configuration directory).',
+      });
+    }
+    if (k !== 'file') {
+      throw new LokoError(`--var-file ${f}: cannot read it (${k.code ?? k.message})`, {
+        hint: 'Check that the file exists and that you may read it.',
+      });
+    }
+  }
+}
+
 /** Loads the configuration without failing on errors (for `config validate`). */
 export async function loadRaw(ctx: CommandContext): Promise<LoadResult> {
+  await checkPathFlags(ctx);
   const { loadConfig } = await import('../../config/index.js');
   return loadConfig({
     path: path.resolve(ctx.cwd, ctx.globals.config),
