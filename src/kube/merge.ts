@@ -25,7 +25,7 @@ export interface MergeChange {
   /** The entry's name in the result. */
   name: string;
   action: 'added' | 'unchanged' | 'replaced' | 'renamed';
-  /** For `renamed`: its name in the merged-in kubeconfig. */
+  /** For `renamed` (or an earlier renamed copy found `unchanged`): its name in the merged-in kubeconfig. */
   from?: string;
 }
 
@@ -135,8 +135,13 @@ export function mergeKubeconfig(
       } else if (policy === 'rename') {
         const name = freeName(list, entry);
         renamed[kind].set(entry.name, name);
-        list.push({ ...entry, name });
-        changes.push({ kind, name, action: 'renamed', from: entry.name });
+        // A second `rename` merge of the same kubeconfig finds its renamed copy already there.
+        if (list.some((e) => e.name === name)) {
+          changes.push({ kind, name, action: 'unchanged', from: entry.name });
+        } else {
+          list.push({ ...entry, name });
+          changes.push({ kind, name, action: 'renamed', from: entry.name });
+        }
       } else {
         conflicts.push({ kind, name: entry.name });
       }

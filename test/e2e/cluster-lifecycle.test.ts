@@ -1,6 +1,9 @@
 /**
  * The quick start end to end against the embedded emulator: apply, apply again (no change),
  * plan (exit 0), JSON output, refusal without --yes on a non-TTY, destroy, plan (exit 2).
+ * Machine behaviour only: the emulator runs without its Kubernetes twin here (baseEnv's
+ * LOKO_KUBE_BIN_DIR), so apply stops after the machines and says why; the Kubernetes flow is
+ * test/e2e/kubernetes.test.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,8 +35,13 @@ describe('cluster lifecycle with --emulator', () => {
     expect(r.stderr).not.toMatch(/error:/);
     expect(r.code).toBe(0);
     for (const h of HOSTS) expect(r.stdout).toMatch(new RegExp(`${h}\\s.*active\\s+127\\.`));
-    expect(r.stdout).toContain(`Assets:  ${work.assets}`);
+    expect(r.stdout).toMatch(new RegExp(`^Assets: +${work.assets}$`, 'm'));
     expect(r.stdout).toContain('loko cluster destroy');
+    // Without the twin's binaries: one line naming the build command, then machines only.
+    expect(r.stderr.split('\n').filter((l) => l.includes('npm run kube:build'))).toHaveLength(1);
+    expect(r.stdout).toContain("Kubernetes phases skipped: the emulator's Kubernetes twin is off.");
+    expect(r.stdout).toMatch(/Kubernetes: {2}https:\/\/127\.\d+\.\d+\.\d+:6443/);
+    expect(r.stderr).not.toContain('Wait for the Kubernetes API');
     // Progress goes to stderr, never to stdout.
     expect(r.stderr).toContain('Wait for devices to become active');
     expect(r.stdout).not.toContain('Wait for devices');
@@ -44,6 +52,8 @@ describe('cluster lifecycle with --emulator', () => {
       HOSTS.map((h) => [h, 'active']),
     );
     expect(JSON.stringify(summary)).not.toMatch(/token/i);
+    // The control-plane Elastic IP is reserved and on controller 0.
+    expect((summary as { controlPlaneEndpoint?: string }).controlPlaneEndpoint).toMatch(/^127\./);
   });
 
   it('a second apply changes nothing, and plan then exits 0', async () => {
@@ -82,7 +92,9 @@ describe('cluster lifecycle with --emulator', () => {
   it('destroy --yes removes every device; plan then exits 2', async () => {
     const r = await loko(['cluster', 'destroy', ...c, '--yes']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Destroyed cluster "quickstart": 4 devices');
+    expect(r.stdout).toContain(
+      'Destroyed cluster "quickstart": 4 devices and 1 IP reservations deleted.',
+    );
     const plan = await loko(['cluster', 'plan', ...c, '-o', 'json']);
     expect(plan.code).toBe(2);
     const doc = JSON.parse(plan.stdout) as {
@@ -98,7 +110,11 @@ describe('cluster lifecycle with --emulator', () => {
     expect(done.mutations.map((m) => m.description).sort()).toEqual(
       doc.mutations.map((m) => m.description).sort(),
     );
-    expect(done.mutations).toHaveLength(4);
+    // 4 devices, and the control-plane Elastic IP: reserved, then assigned to controller 0.
+    expect(done.mutations).toHaveLength(6);
+    expect(done.mutations.map((m) => m.description)).toContain(
+      'assign the control-plane Elastic IP to quickstart-controller-0',
+    );
     await loko(['cluster', 'destroy', ...c, '--yes']);
     const again = await loko(['cluster', 'destroy', ...c, '--yes']);
     expect(again.code).toBe(0);

@@ -20,14 +20,27 @@ export function requireBuild(): void {
   }
 }
 
-/** Environment for spawned runs: no real endpoint, no colour, a fast embedded emulator. */
+/**
+ * A Kubernetes binary directory that does not exist: emulators started with it (embedded or `loko
+ * emulator start`) run without their Kubernetes twin, so tests of machine behaviour stay
+ * machine-only and fast whether or not `npm run kube:build` has run. Tests of the Kubernetes
+ * flow pass `LOKO_KUBE_BIN_DIR: undefined` (or a directory) to {@link baseEnv}.
+ */
+export const NO_KUBE_BIN_DIR = '/nonexistent/loko-e2e-machines-only';
+
+/**
+ * Environment for spawned runs: no real endpoint, no colour, a fast embedded emulator, and no
+ * Kubernetes twin unless `extra` sets LOKO_KUBE_BIN_DIR (undefined: the default directory).
+ */
 export function baseEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NO_COLOR: '1',
     LOKO_EMULATOR_TIME_SCALE: '10',
+    LOKO_KUBE_BIN_DIR: NO_KUBE_BIN_DIR,
     ...extra,
   };
+  for (const [k, v] of Object.entries(extra)) if (v === undefined) delete env[k];
   for (const k of ['METAL_API_URL', 'METAL_AUTH_TOKEN', 'FORCE_COLOR'])
     if (!(k in extra)) delete env[k];
   for (const k of Object.keys(env)) if (k.startsWith('LOKO_VAR_')) delete env[k];

@@ -93,7 +93,8 @@ describe('a second SIGINT (separate emulator with slow creates)', () => {
       reset: true,
       times: 4,
     });
-    const run = start(['cluster', 'apply', '-c', work.dir, '--yes'], { env });
+    // A separate emulator without its Kubernetes twin (baseEnv): machines only.
+    const run = start(['cluster', 'apply', '-c', work.dir, '--yes', '--machines-only'], { env });
     await run.waitFor('Create, update and delete devices');
     run.child.kill('SIGINT');
     await run.waitFor('stopping at the next safe point');
@@ -104,7 +105,9 @@ describe('a second SIGINT (separate emulator with slow creates)', () => {
     expect(r.stderr).not.toContain('stopped at a safe point');
 
     await emu.control('DELETE', '/faults');
-    const again = await loko(['cluster', 'apply', '-c', work.dir, '--yes'], { env });
+    const again = await loko(['cluster', 'apply', '-c', work.dir, '--yes', '--machines-only'], {
+      env,
+    });
     expect(again.stderr).not.toMatch(/error:/);
     expect(again.code).toBe(0);
     await expectConverged(['-c', work.dir], env);

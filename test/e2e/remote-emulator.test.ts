@@ -47,7 +47,8 @@ describe('against `loko emulator start` over HTTP', () => {
       hostname: 'quickstart-general-1',
       reason: 'burn-in found a bad DIMM',
     });
-    const r = await loko(['cluster', 'apply', '-c', work.dir, '--yes'], { env });
+    // The emulator runs without its Kubernetes twin (baseEnv): machines only.
+    const r = await loko(['cluster', 'apply', '-c', work.dir, '--yes', '--machines-only'], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('quickstart-general-1');
     expect(r.stderr).toContain('burn-in found a bad DIMM');
@@ -66,7 +67,9 @@ describe('against `loko emulator start` over HTTP', () => {
       }),
     ]);
 
-    const again = await loko(['cluster', 'apply', '-c', work.dir, '--yes'], { env });
+    const again = await loko(['cluster', 'apply', '-c', work.dir, '--yes', '--machines-only'], {
+      env,
+    });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/quickstart-general-1\s.*active/);
     expect((await loko(['cluster', 'plan', '-c', work.dir], { env })).code).toBe(0);
@@ -94,5 +97,38 @@ describe('against `loko emulator start` over HTTP', () => {
       clusterName: string;
     };
     expect(summary.clusterName).toBe('quickstart');
+  });
+});
+
+describe('against an endpoint that serves no Kubernetes API', () => {
+  let work: Awaited<ReturnType<typeof quickstartCopy>>;
+  let emu: StartedEmulator;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    requireBuild();
+    work = await quickstartCopy();
+    // Without its Kubernetes twin (baseEnv): nothing answers on the Elastic IP.
+    emu = await startEmulatorProcess(path.dirname(work.dir), PROJECT, ['--time-scale', '100']);
+    env = baseEnv({ METAL_API_URL: emu.url, METAL_AUTH_TOKEN: emu.token });
+  });
+  afterAll(async () => {
+    await emu?.stop();
+    await work?.cleanup();
+  });
+
+  it('apply provisions the machines, waits for the API and exits 1 after --timeout naming it', async () => {
+    const r = await loko(['cluster', 'apply', '-c', work.dir, '--yes', '--timeout', '0.25'], {
+      env,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error: timed out after 15 s waiting for the Kubernetes API at https:\/\/127\.\d+\.\d+\.\d+:6443: connect ECONNREFUSED/,
+    );
+    expect(r.stderr).toContain('quickstart-controller-0');
+    // The machines and the Elastic IP are there: a re-run only waits again.
+    const plan = await loko(['cluster', 'plan', '-c', work.dir, '-o', 'json'], { env });
+    expect(plan.code).toBe(0);
+    expect((await loko(['cluster', 'destroy', '-c', work.dir, '--yes'], { env })).code).toBe(0);
   });
 });

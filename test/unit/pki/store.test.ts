@@ -8,7 +8,7 @@ import {
   webcrypto,
   X509Certificate,
 } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
@@ -177,6 +177,22 @@ describe('ensureClusterPki: generation', () => {
       const isKey = f.name.endsWith('.key');
       expect(typeof f.content === 'string', f.name).toBe(!isKey);
     }
+  });
+});
+
+describe('ensureClusterPki: a new PKI appears whole', () => {
+  it('is generated in a staging directory and renamed into place; leftovers of a killed run go', async () => {
+    // A run killed while generating left a staging directory with half a CA.
+    const stale = path.join(assetDir, 'pki.new-4242-deadbeef');
+    await mkdir(stale, { recursive: true });
+    await writeFile(path.join(stale, 'ca.key'), 'half');
+    const pki = await ensureClusterPki(assetDir);
+    expect(pki.dir).toBe(path.join(assetDir, 'pki'));
+    expect(pki.written).toHaveLength(Object.keys(PKI_FILES).length);
+    expect((await readdir(assetDir)).sort()).toEqual(['pki']);
+    expect(await mode(path.join(assetDir, 'pki'))).toBe(0o700);
+    for (const name of Object.values(PKI_FILES)) expect(await mode(pkiPath(name))).toBe(0o600);
+    expect((await ensureClusterPki(assetDir)).written).toEqual([]);
   });
 });
 
