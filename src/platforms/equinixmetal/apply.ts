@@ -19,7 +19,14 @@ import {
 import type { Phase, PhaseIO, PhaseItem, PhaseRunner } from '../../tasks/phase.js';
 import { LokoError } from '../../util/errors.js';
 import { deleteDevices, settleAll, type DeleteTarget } from './delete-devices.js';
-import { createWave, desiredState, type DesiredDevice, type DesiredState } from './desired.js';
+import {
+  createWave,
+  desiredState,
+  NEXT_AVAILABLE,
+  type DesiredDevice,
+  type DesiredState,
+} from './desired.js';
+import { isUnprocessable } from './api-errors.js';
 import { endpointTags, endpointUrl, reservationAddress } from './endpoint.js';
 import type { Executor } from './executor.js';
 import {
@@ -39,7 +46,7 @@ import {
 import { observe, observeEndpoint, type ObservedState } from './observe.js';
 import { plan, refusedReplacements, type Action, type Plan, type ReplaceAction } from './plan.js';
 import { DEFAULT_POLL, pollUntil, systemClock, type Clock, type PollOptions } from './poll.js';
-import { preflight, type PreflightReport } from './preflight.js';
+import { preflight, reservationSources, type PreflightReport } from './preflight.js';
 import { summarize, writeSummary, type ClusterSummary } from './summary.js';
 import { controllerHostname } from './tags.js';
 import { waitForActive, type WaitTarget } from './wait.js';
@@ -508,8 +515,9 @@ async function applyDeviceChanges(ctx: ApplyContext, io: PhaseIO): Promise<void>
       .map((a) => ({ deviceId: a.deviceId, hostname: a.hostname, state: a.state }));
   const lefts = await Promise.all([
     deleteDevices(target, deletes, 'requested'),
-    deleteDevices(target, replaced(false), 'deprovisioning'),
-    deleteDevices(target, replaced(true), 'gone'),
+    // A replaced device's item stays open: its create follows.
+    deleteDevices(target, replaced(false), 'deprovisioning', { keepOpen: true }),
+    deleteDevices(target, replaced(true), 'gone', { keepOpen: true }),
   ]);
   const left = lefts.flat();
   if (left.length > 0) {
@@ -529,17 +537,59 @@ async function applyDeviceChanges(ctx: ApplyContext, io: PhaseIO): Promise<void>
       batch.map((d) =>
         limit(async () => {
           io.progress.item(d.hostname, 'running', 'creating');
-          const created = await executor.execute({
-            kind: 'create-device',
-            projectId: ctx.desired.projectId,
-            tag: ctx.desired.clusterTag,
-            input: createInput(d),
-          });
+          let created: Device;
+          try {
+            created = await executor.execute({
+              kind: 'create-device',
+              projectId: ctx.desired.projectId,
+              tag: ctx.desired.clusterTag,
+              input: createInput(d),
+            });
+          } catch (err) {
+            if (!isUnprocessable(err)) throw err;
+            const e = createRefused(d, err, ctx.sources);
+            io.progress.item(d.hostname, 'failed', e.message);
+            throw e;
+          }
           io.progress.item(d.hostname, 'done', `created (${created.state})`);
         }),
       ),
     );
   }
+}
+
+/**
+ * The error for a create Metal refused (422): the hostname, the API's message, and the config
+ * file:line of the value the message is about (plan, metro, OS or hardware reservation).
+ */
+export function createRefused(d: DesiredDevice, err: unknown, sources: SourceIndex): LokoError {
+  const message = String((err as Error).message);
+  const about: Array<[RegExp, string, string[]]> = [
+    [
+      /reservation/i,
+      `hardware reservation ${d.hardwareReservationId ?? ''}`.trim(),
+      reservationSources(
+        d,
+        d.hardwareReservationId === NEXT_AVAILABLE ? 'reservation_ids_default' : 'reservation_ids',
+      ),
+    ],
+    [/\bplan\b/i, `plan ${d.plan}`, d.sources.plan],
+    [/\bmetro\b|\bfacility\b/i, `metro ${d.metro}`, d.sources.metro],
+    [/operating.system|\bos\b/i, `operating system ${d.os}`, d.sources.os],
+  ];
+  const where: string[] = [];
+  for (const [re, what, keys] of about) {
+    if (!re.test(message)) continue;
+    const key = keys.find((k) => sources.has(k));
+    const r = key ? sources.get(key) : undefined;
+    where.push(r ? `${what} at ${r.file}:${r.start.line}:${r.start.column}` : what);
+  }
+  return new LokoError(
+    `creating ${d.hostname} was refused: ${message}${where.length > 0 ? ` (${where.join('; ')})` : ''}`,
+    {
+      hint: 'Fix the configuration value named above (`loko cluster plan` checks plans, metros, operating systems and reservations), then run `loko cluster apply` again; devices already created are kept.',
+    },
+  );
 }
 
 /** DeviceCreateInMetroInput for a desired device. */

@@ -45,7 +45,7 @@ const BUSY = new Set(['queued', 'provisioning', 'reinstalling']);
  * Deletes `targets` through `executor` with at most `parallelism` calls in flight. Resolves the
  * targets still not finished when the poll budget ran out, plus those refused for good (a 422 for
  * a locked or not-busy device: `error` says why, the item is marked failed); empty when all are
- * done. A 422 is retried only while the device is queued/provisioning/reinstalling. In dry-run
+ * done. With `keepOpen` a finished delete leaves its item running (the caller continues it). A 422 is retried only while the device is queued/provisioning/reinstalling. In dry-run
  * it records one delete per target and does not wait. Rejects with InterruptedError on cancel
  * (after in-flight calls finish) or with the first unexpected API error.
  */
@@ -53,6 +53,7 @@ export async function deleteDevices(
   t: WaitTarget & { executor: Executor; parallelism: number },
   targets: DeleteTarget[],
   until: DeleteUntil,
+  opts: { keepOpen?: boolean } = {},
 ): Promise<DeleteTarget[]> {
   if (targets.length === 0) return [];
   const limit = pLimit(Math.max(1, t.parallelism));
@@ -74,7 +75,9 @@ export async function deleteDevices(
   const refused = new Map<string, DeleteTarget>();
   const finish = (x: DeleteTarget, detail: string): void => {
     finished.add(x.deviceId);
-    t.progress.item(x.hostname, 'done', detail);
+    // keepOpen: more work follows on this item (a replacement's create), so it stays running.
+    if (opts.keepOpen) t.progress.item(x.hostname, 'running', `old device ${detail}`);
+    else t.progress.item(x.hostname, 'done', detail);
   };
 
   const round = async (n: number): Promise<DeleteTarget[] | undefined> => {

@@ -158,7 +158,7 @@ function capacityWanted(
 }
 
 /** Config paths of a device's reservation: the explicit map or the default, then the block. */
-function reservationSources(
+export function reservationSources(
   d: DesiredDevice,
   attr: 'reservation_ids' | 'reservation_ids_default',
 ): string[] {

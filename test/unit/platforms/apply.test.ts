@@ -252,11 +252,65 @@ describe('apply', () => {
     const api = new FakeMetal();
     api.createFault = (input) =>
       input.hostname === 'demo-edge-0' ? { before: new FakeApiError(422, 'bad plan') } : undefined;
-    const err = await applyCluster(applyCtx(api, cluster()), { runner, signal }).catch(
-      (e: unknown) => e,
-    );
-    expect((err as FakeApiError).status).toBe(422);
+    const events: string[] = [];
+    const reporter = {
+      status: () => {},
+      warn: () => {},
+      debug: () => {},
+      item: (k: string, st: string, det?: string) => void events.push(`${k} ${st} ${det ?? ''}`),
+    };
+    const err = await applyCluster(applyCtx(api, cluster()), {
+      runner: createPlainRunner(reporter),
+      signal,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LokoError);
     expect(api.calls.filter((c) => c === 'createDevice')).toHaveLength(4);
+    // The item fails with the API's message, not "not finished".
+    expect(events.filter((e) => e.startsWith('demo-edge-0 ')).at(-1)).toMatch(
+      /^demo-edge-0 failed creating demo-edge-0 was refused: bad plan/,
+    );
+  });
+
+  it('names the config value a refused create (422) is about', async () => {
+    const api = new FakeMetal();
+    api.createFault = (input) =>
+      input.hostname === 'demo-edge-0'
+        ? { before: new FakeApiError(422, 'metro sv has no capacity for this plan') }
+        : undefined;
+    const err = (await applyCluster(applyCtx(api, cluster()), { runner, signal }).catch(
+      (e: unknown) => e,
+    )) as LokoError;
+    expect(err.message).toContain(
+      'creating demo-edge-0 was refused: metro sv has no capacity for this plan',
+    );
+    expect(err.message).toContain('metro sv at /cfg/cluster.lokocfg:3:3');
+    expect(err.message).toContain('plan c3.small.x86');
+    expect(err.hint).toBeTruthy();
+  });
+
+  it('keeps a replaced device open from its delete through its create', async () => {
+    const api = new FakeMetal();
+    const c = cluster({ workerPools: [pool('general', { count: 1 })] });
+    api.failHostnames.set('demo-general-0', 'no hardware passed burn-in');
+    await expect(applyCluster(applyCtx(api, c), { runner, signal })).rejects.toBeInstanceOf(
+      DeviceFailedError,
+    );
+    api.failHostnames.clear();
+    const events: string[] = [];
+    const reporter = {
+      status: () => {},
+      warn: () => {},
+      debug: () => {},
+      item: (k: string, st: string, det?: string) => void events.push(`${k} ${st} ${det ?? ''}`),
+    };
+    await applyCluster(applyCtx(api, c), { runner: createPlainRunner(reporter), signal });
+    const mine = events.filter((e) => e.startsWith('demo-general-0 '));
+    const creating = mine.indexOf('demo-general-0 running creating');
+    expect(creating).toBeGreaterThan(0);
+    expect(mine.slice(0, creating).some((e) => e.startsWith('demo-general-0 done'))).toBe(false);
+    expect(mine.slice(creating).some((e) => e.startsWith('demo-general-0 done created'))).toBe(
+      true,
+    );
   });
 
   it('cancellation stops at the next safe point with InterruptedError; the re-run converges', async () => {
