@@ -367,6 +367,18 @@ async function describeError(
       exitCode: ExitCode.error,
     };
   }
+  const sys = err as NodeJS.ErrnoException | undefined;
+  if (err instanceof Error && typeof sys?.code === 'string' && typeof sys.path === 'string') {
+    const check = SYSTEM_CHECKS[sys.code];
+    if (check) {
+      return {
+        diagnostics: [],
+        message: `${sys.path}: ${check.what} (${sys.code}${sys.syscall ? ` in ${sys.syscall}` : ''})`,
+        hint: check.hint,
+        exitCode: ExitCode.error,
+      };
+    }
+  }
   const message = err instanceof Error ? err.message : String(err);
   return {
     diagnostics: [],
@@ -375,6 +387,34 @@ async function describeError(
     exitCode: ExitCode.error,
   };
 }
+
+/** Node system errors about a path: what happened, and what to check. */
+const SYSTEM_CHECKS: Record<string, { what: string; hint: string }> = {
+  EACCES: {
+    what: 'permission denied',
+    hint: 'Check the permissions of this path and its directories (ls -ld), or choose another path.',
+  },
+  EPERM: {
+    what: 'operation not permitted',
+    hint: 'Check the permissions and owner of this path, or choose another path.',
+  },
+  EEXIST: {
+    what: 'already exists',
+    hint: 'Remove or rename it, or choose another path.',
+  },
+  ENOTDIR: {
+    what: 'a part of this path is a file, not a directory',
+    hint: 'Check each directory in the path (for example the asset_dir in the configuration).',
+  },
+  EISDIR: {
+    what: 'is a directory, but a file was expected',
+    hint: 'Pass the path of a file, not a directory.',
+  },
+  ENOENT: {
+    what: 'no such file or directory',
+    hint: 'Check the path and that its directory exists.',
+  },
+};
 
 function apiHint(status: number): string | undefined {
   if (status === 401) return 'The API key was not accepted: check METAL_AUTH_TOKEN.';

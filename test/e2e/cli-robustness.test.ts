@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -101,5 +102,29 @@ describe('cli robustness', () => {
       cwd: work.dir,
     });
     expect(noVars.stderr).toContain('--var-file nope.vars: no such file');
+  }, 60_000);
+
+  it('emulator start: a busy --port, a bad --port and a bad --project-id name the flag', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const busy = (server.address() as net.AddressInfo).port;
+    try {
+      const r = await loko(['emulator', 'start', '--port', String(busy)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`port ${busy} on 127.0.0.1 is in use`);
+      expect(r.stderr).toContain('--port');
+      expect(r.stderr).not.toContain('EADDRINUSE');
+      expect(r.stderr).not.toContain('--debug');
+    } finally {
+      server.close();
+    }
+    for (const bad of ['70000', '1.5']) {
+      const r = await loko(['emulator', 'start', '--port', bad]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('--port must be a whole number');
+    }
+    const id = await loko(['emulator', 'start', '--project-id', 'xyz']);
+    expect(id.code).toBe(1);
+    expect(id.stderr).toContain('--project-id must be a UUID');
   }, 60_000);
 });

@@ -6,7 +6,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import path from 'node:path';
-import { ExitCode } from '../../util/errors.js';
+import { ExitCode, LokoError } from '../../util/errors.js';
 import type { RunAction } from '../shared/context.js';
 
 interface StartFlags {
@@ -27,11 +27,32 @@ function number(flag: string, min: number) {
   };
 }
 
+/** `--port`: an integer 0-65535 (0 picks a free port). */
+function port(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError(
+      '--port must be a whole number from 0 to 65535 (0 picks a free one)',
+    );
+  return n;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `--project-id`: a UUID, as Metal project ids are. */
+function uuid(v: string): string {
+  if (!UUID.test(v.trim()))
+    throw new InvalidArgumentError(
+      "--project-id must be a UUID (like 7c9d0f1e-2b3a-4c5d-8e6f-0a1b2c3d4e5f), as in your configuration's project_id",
+    );
+  return v.trim();
+}
+
 /** Defines the command. */
 export function emulatorStartCommand(runAction: RunAction): Command {
   return new Command('start')
     .description('run the Metal API emulator in the foreground (Ctrl-C stops it)')
-    .option('--port <port>', 'TCP port on 127.0.0.1 (0 picks a free one)', number('--port', 0), 0)
+    .option('--port <port>', 'TCP port on 127.0.0.1 (0 picks a free one)', port, 0)
     .option(
       '--state <file>',
       'state file to restore from and save to (default: fresh seed, not saved)',
@@ -48,7 +69,11 @@ export function emulatorStartCommand(runAction: RunAction): Command {
       'answer 429 beyond this many requests per second',
       number('--rate-limit', 1),
     )
-    .option('--project-id <uuid>', "id of the seeded project (e.g. your config's project_id)")
+    .option(
+      '--project-id <uuid>',
+      "id of the seeded project, a UUID (e.g. your config's project_id)",
+      uuid,
+    )
     .action(
       runAction<StartFlags>(
         async (ctx, opts) => {
@@ -60,6 +85,13 @@ export function emulatorStartCommand(runAction: RunAction): Command {
             timeScale: opts.timeScale,
             rateLimitPerSecond: opts.rateLimit,
             logger: { info: (msg: string) => ctx.host.info(msg) },
+          }).catch((err: unknown) => {
+            if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+              throw new LokoError(`port ${opts.port} on 127.0.0.1 is in use`, {
+                hint: 'Choose another --port, or --port 0 for a free one.',
+              });
+            }
+            throw err;
           });
           try {
             if (opts.readyFile)

@@ -202,3 +202,19 @@ describe('help and interrupts', () => {
     expect(s.err()).not.toContain('creates nothing twice');
   });
 });
+
+describe('system errors', () => {
+  it('name the path and what to check instead of "rerun with --debug"', async () => {
+    const s = memoryStreams();
+    const host = createOutputHost(s, { format: 'text', noColor: true, debug: false });
+    const err = Object.assign(new Error("EACCES: permission denied, mkdir '/x/assets'"), {
+      code: 'EACCES',
+      syscall: 'mkdir',
+      path: '/x/assets',
+    });
+    expect(await reportError(err, host, ROOT)).toBe(1);
+    expect(s.err()).toContain('/x/assets: permission denied');
+    expect(s.err()).toContain('Check the permissions');
+    expect(s.err()).not.toContain('--debug');
+  });
+});
