@@ -404,7 +404,7 @@ export const CLUSTER_SPEC: BlockSpec = {
   },
 };
 
-/** `variable "<name>"`: only `default` is used; `type` and `description` are accepted. */
+/** `variable "<name>"`: `default`, `type` (its outer kind is checked) and `description`. */
 export const VARIABLE_SPEC: BlockSpec = {
   type: 'variable',
   description:
@@ -427,7 +427,7 @@ export const VARIABLE_SPEC: BlockSpec = {
     {
       name: 'type',
       description:
-        'Type constraint such as string or list(string); accepted for lokoctl compatibility.',
+        'Type constraint such as string, number or list(string); values of another type are errors.',
       value: { type: 'type-expression' },
     },
     { name: 'description', description: 'What the variable is for.', value: { type: 'string' } },

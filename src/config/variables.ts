@@ -24,11 +24,21 @@ export interface VariableDecl {
   defaultFailed?: boolean;
   /** Declared with a collection `type`, so string values from --var / env are parsed as HCL. */
   collection: boolean;
+  /** The kind the declared `type` constrains values to; absent when there is none (or `any`). */
+  kind?: TypeKind;
 }
+
+/** The outer kind of a variable `type`: element types are not checked. */
+export type TypeKind = 'string' | 'number' | 'bool' | 'list' | 'map';
+
+const PRIMITIVE_TYPES = ['string', 'number', 'bool', 'any'];
+const COLLECTION_TYPES = ['list', 'set', 'tuple', 'map', 'object'];
 
 /** One `name = value` of a variable file. */
 export interface VarFileEntry {
   value: Value;
+  /** The value expression, for type errors. */
+  valueRange: SourceRange;
   /** The attribute name, for "unused value" warnings. */
   range: SourceRange;
 }
@@ -86,7 +96,7 @@ export async function readVarFile(
       );
       continue;
     }
-    out.set(a.name, { value: evaluate(a.expr, ctx), range: a.nameRange });
+    out.set(a.name, { value: evaluate(a.expr, ctx), range: a.nameRange, valueRange: a.expr.range });
   }
   return out;
 }
@@ -126,17 +136,85 @@ export function declareVariables(
       );
       continue;
     }
+    const typeExpr = d.attrs.get('type')!.attr?.expr;
     const decl: VariableDecl = {
       name: label.value,
       range: label.range,
-      collection: isCollectionType(d.attrs.get('type')!.attr?.expr),
+      collection: isCollectionType(typeExpr),
     };
+    const kind = typeExpr ? typeKind(typeExpr, label.value, sink) : undefined;
+    if (kind) decl.kind = kind;
     const dflt = d.attrs.get('default')!;
-    if (dflt.attr && dflt.valid) decl.default = (dflt.value ?? null) as Value;
-    else if (dflt.attr) decl.defaultFailed = true;
+    if (dflt.attr && dflt.valid) {
+      const v = (dflt.value ?? null) as Value;
+      const conv: { value: Value } | { problem: string } = kind ? convertTo(v, kind) : { value: v };
+      if ('problem' in conv) {
+        sink.error(
+          `Invalid default for variable "${label.value}"`,
+          `The variable's type is ${kind}: ${conv.problem}.`,
+          dflt.attr.expr.range,
+        );
+        decl.defaultFailed = true;
+      } else decl.default = conv.value as Value;
+    } else if (dflt.attr) decl.defaultFailed = true;
     decls.set(label.value, decl);
   }
   return decls;
+}
+
+/**
+ * The kind of a `type` expression: string, number, bool, any, or list/set/tuple/map/object with
+ * or without element types. Anything else is reported (with a did-you-mean) and gives undefined.
+ */
+function typeKind(e: Expr, variable: string, sink: DiagnosticSink): TypeKind | undefined {
+  const name = e.kind === 'variable' || e.kind === 'call' ? e.name : undefined;
+  const known = [...PRIMITIVE_TYPES, ...COLLECTION_TYPES];
+  if (name === undefined || !known.includes(name)) {
+    const near = name === undefined ? undefined : suggest(name, known);
+    sink.error(
+      name === undefined
+        ? `Invalid type for variable "${variable}"`
+        : `Unknown type "${name}" for variable "${variable}"`,
+      `${near ? `Did you mean "${near}"? ` : ''}A type is string, number, bool, any, list(<type>), set(<type>), map(<type>), tuple([...]) or object({...}), written without quotes.`,
+      e.range,
+    );
+    return undefined;
+  }
+  if (name === 'any') return undefined;
+  if (name === 'list' || name === 'set' || name === 'tuple') return 'list';
+  if (name === 'map' || name === 'object') return 'map';
+  return name as TypeKind;
+}
+
+/** `value` converted to `kind` as HCL converts (numbers and bools to and from strings), or why not. */
+export function convertTo(value: Value, kind: TypeKind): { value: Value } | { problem: string } {
+  if (value === null || value === UNKNOWN) return { value };
+  const got = Array.isArray(value)
+    ? 'a list'
+    : value instanceof Map
+      ? 'a map'
+      : typeof value === 'string'
+        ? `the string ${JSON.stringify(value)}`
+        : `${typeof value === 'number' ? 'the number' : 'the bool'} ${String(value)}`;
+  switch (kind) {
+    case 'string':
+      if (typeof value === 'string') return { value };
+      if (typeof value === 'number' || typeof value === 'boolean') return { value: String(value) };
+      return { problem: `expected a string, got ${got}` };
+    case 'number':
+      if (typeof value === 'number') return { value };
+      if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+        return { value: Number(value) };
+      return { problem: `expected a number, got ${got}` };
+    case 'bool':
+      if (typeof value === 'boolean') return { value };
+      if (value === 'true' || value === 'false') return { value: value === 'true' };
+      return { problem: `expected a bool (true or false), got ${got}` };
+    case 'list':
+      return Array.isArray(value) ? { value } : { problem: `expected a list, got ${got}` };
+    case 'map':
+      return value instanceof Map ? { value } : { problem: `expected a map, got ${got}` };
+  }
 }
 
 function isCollectionType(e: Expr | undefined): boolean {
@@ -164,16 +242,50 @@ export class VariableResolver {
 
   constructor(private readonly src: VariableSources) {}
 
-  /** Parses --var / LOKO_VAR_ values of collection-typed variables as HCL literals. */
+  /**
+   * Parses --var / LOKO_VAR_ values of collection-typed variables as HCL literals, and checks every
+   * value given for a typed variable against its type where it is given (the flag, the variable,
+   * the var-file's value), so a wrong type is not reported where the variable is used.
+   */
   async prepare(sink: DiagnosticSink): Promise<void> {
     for (const decl of this.src.decls.values()) {
-      if (!decl.collection) continue;
       const raw = this.rawString(decl.name);
-      if (!raw) continue;
-      this.parsed.set(
-        decl.name,
-        await parseLiteral(raw.text, `${raw.from} (variable "${decl.name}")`, sink, this.src.env),
-      );
+      if (decl.collection && raw) {
+        this.parsed.set(
+          decl.name,
+          await parseLiteral(raw.text, `${raw.from} (variable "${decl.name}")`, sink, this.src.env),
+        );
+      }
+      const kind = decl.kind;
+      if (!kind) continue;
+      if (raw) {
+        const given = this.parsed.get(decl.name) ?? raw.text;
+        const conv = convertTo(given, kind);
+        if ('problem' in conv) {
+          const flag = raw.from.startsWith('--var')
+            ? `--var ${decl.name}=${raw.text}`
+            : `${raw.from}=${raw.text}`;
+          sink.error(
+            `${flag}: ${conv.problem.replace(/, got .*$/, '')}`,
+            `variable "${decl.name}" (declared at ${formatPosition(decl.range)}) has type ${kind}; ${conv.problem}.`,
+            undefined,
+          );
+          this.parsed.set(decl.name, UNKNOWN);
+        } else this.parsed.set(decl.name, conv.value);
+      }
+      for (const file of this.src.files) {
+        const entry = file.get(decl.name);
+        if (!entry) continue;
+        const conv = convertTo(entry.value, kind);
+        if ('problem' in conv) {
+          sink.error(
+            `Invalid value for variable "${decl.name}"`,
+            `variable "${decl.name}" (declared at ${formatPosition(decl.range)}) has type ${kind}; ${conv.problem}.`,
+            entry.valueRange,
+          );
+          entry.value = UNKNOWN;
+        } else entry.value = conv.value;
+      }
     }
   }
 

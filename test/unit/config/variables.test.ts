@@ -262,3 +262,57 @@ describe('variables: errors', () => {
     expect(r.cluster!.projectId).toBe(PROJECT);
   });
 });
+
+describe('variables: types', () => {
+  const use = cluster('  controller_count = var.cc');
+
+  it('reports an unknown type with a did-you-mean', async () => {
+    const r = await loadFiles({
+      'c.lokocfg': use,
+      'v.lokocfg': 'variable "cc" {\n  type = numbr\n  default = 1\n}\n',
+    });
+    const e = onlyError(r);
+    expect(where(e, r.dir)).toBe('v.lokocfg:2:10 error: Unknown type "numbr" for variable "cc"');
+    expect(e.detail).toContain('Did you mean "number"?');
+  });
+
+  it('reports a default of the wrong type at the default', async () => {
+    const r = await loadFiles({
+      'c.lokocfg': use,
+      'v.lokocfg': 'variable "cc" {\n  type = number\n  default = "abc"\n}\n',
+    });
+    const e = onlyError(r);
+    expect(where(e, r.dir)).toBe('v.lokocfg:3:13 error: Invalid default for variable "cc"');
+    expect(e.detail).toContain('expected a number');
+  });
+
+  it('reports a --var of the wrong type against the flag, not at the use', async () => {
+    const r = await loadFiles(
+      { 'c.lokocfg': use, 'v.lokocfg': 'variable "cc" {\n  type = number\n}\n' },
+      { vars: { cc: 'abc' } },
+    );
+    const e = onlyError(r);
+    expect(e.summary).toBe('--var cc=abc: expected a number');
+    expect(e.range).toBeUndefined();
+  });
+
+  it('converts a numeric --var for a number variable', async () => {
+    const r = await loadFiles(
+      { 'c.lokocfg': use, 'v.lokocfg': 'variable "cc" {\n  type = number\n}\n' },
+      { vars: { cc: '3' } },
+    );
+    expect(errors(r)).toEqual([]);
+    expect(r.cluster!.controllerCount).toBe(3);
+  });
+
+  it('reports a var-file value of the wrong type at the var-file', async () => {
+    const r = await loadFiles({
+      'c.lokocfg': use,
+      'v.lokocfg': 'variable "cc" {\n  type = number\n}\n',
+      'lokocfg.vars': '# values\ncc = "abc"\n',
+    });
+    const e = onlyError(r);
+    expect(where(e, r.dir)).toBe('lokocfg.vars:2:6 error: Invalid value for variable "cc"');
+    expect(e.detail).toContain('expected a number');
+  });
+});
