@@ -18,7 +18,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { SourceRange } from '../../config/types.js';
 import { LokoError } from '../../util/errors.js';
+import { ensureAssetDir } from './asset-dir.js';
 
 /** Who holds the lock. */
 export interface LockHolder {
@@ -52,8 +54,13 @@ interface HolderRecord extends LockHolder {
  * holder's pid and command when another live run holds it. A stale lock (its holder process on
  * this host is gone; for another host, not refreshed for 10 s) is taken over at once.
  */
-export async function acquireClusterLock(assetDir: string, command: string): Promise<ClusterLock> {
-  await mkdir(assetDir, { recursive: true });
+export async function acquireClusterLock(
+  assetDir: string,
+  command: string,
+  /** Where the config sets asset_dir (`sources.get('cluster.asset_dir')`), for errors. */
+  where?: SourceRange,
+): Promise<ClusterLock> {
+  await ensureAssetDir(assetDir, where);
   const lockPath = path.join(assetDir, '.loko.lock');
   const me: HolderRecord = {
     pid: process.pid,

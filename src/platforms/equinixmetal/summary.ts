@@ -2,11 +2,12 @@
  * The cluster summary printed after apply and written to `<asset_dir>/cluster.json`: what exists,
  * without secrets.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Device } from '../../metal/types.js';
 import type { DesiredState } from './desired.js';
 import { deviceMetro, publicIPv4 } from './observe.js';
+import { ensureAssetDir } from './asset-dir.js';
 
 /** One device line of the summary. */
 export interface DeviceSummary {
@@ -70,7 +71,7 @@ export function summaryPath(assetDir: string): string {
 /** Writes `<asset_dir>/cluster.json` atomically (temp file + rename), creating the directory. */
 export async function writeSummary(summary: ClusterSummary): Promise<string> {
   const file = summaryPath(summary.assetDir);
-  await mkdir(summary.assetDir, { recursive: true });
+  await ensureAssetDir(summary.assetDir);
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, `${JSON.stringify(summary, null, 2)}\n`);
   await rename(tmp, file);
