@@ -127,4 +127,23 @@ describe('cli robustness', () => {
     expect(id.code).toBe(1);
     expect(id.stderr).toContain('--project-id must be a UUID');
   }, 60_000);
+
+  it('emulator start: no token on a non-terminal stderr or in -o json; the ready file goes away', async () => {
+    const ready = path.join(work.dir, '..', 'ready.json');
+    const script = `node ${JSON.stringify(BIN)} emulator start -o json --ready-file ${JSON.stringify(ready)} > out.json 2> err.txt & pid=$!
+until [ -s ${JSON.stringify(ready)} ]; do sleep 0.2; done
+token=$(node -p 'JSON.parse(require("fs").readFileSync(${JSON.stringify(ready)}, "utf8")).token')
+kill -INT $pid; wait $pid; echo "rc=$?"
+echo "token=$token"
+test -e ${JSON.stringify(ready)} && echo "ready-left" || echo "ready-gone"
+cat err.txt out.json`;
+    const r = await bash(script, { cwd: path.join(work.dir, '..') });
+    const token = /token=(\S+)/.exec(r.stdout)?.[1] ?? '';
+    expect(token.length).toBeGreaterThan(8);
+    expect(r.stdout).toContain('rc=0');
+    expect(r.stdout).toContain('ready-gone');
+    const after = r.stdout.slice(r.stdout.indexOf('ready-gone') + 'ready-gone'.length);
+    expect(after).not.toContain(token);
+    expect(after).toContain('METAL_AUTH_TOKEN=$(node -p');
+  }, 60_000);
 });

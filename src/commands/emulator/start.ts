@@ -1,10 +1,12 @@
 /**
  * `loko emulator start`: run the Metal API emulator in the foreground until SIGINT/SIGTERM, then
- * close it (persisting `--state`). Prints the URL and an `export` line for METAL_API_URL and
- * METAL_AUTH_TOKEN on stderr; the token is a secret of this local emulator only, which is why it
- * may be shown here and nowhere else.
+ * close it (persisting `--state`) and remove `--ready-file`. Prints the URL and an `export` line for
+ * METAL_API_URL and METAL_AUTH_TOKEN on stderr: with `--ready-file` the line reads the token from
+ * that file; without one the token itself is printed only when stderr is a terminal. `-o json`
+ * never carries the token (it is in the ready file).
  */
 import { Command, InvalidArgumentError } from 'commander';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ExitCode, LokoError } from '../../util/errors.js';
 import type { RunAction } from '../shared/context.js';
@@ -93,26 +95,41 @@ export function emulatorStartCommand(runAction: RunAction): Command {
             }
             throw err;
           });
+          const readyFile = opts.readyFile ? path.resolve(ctx.cwd, opts.readyFile) : undefined;
+          // The token is shown only where a person reads it (stderr on a terminal); otherwise it is
+          // in the ready file, and the hint reads it from there.
+          const showToken = !readyFile && Boolean(ctx.host.streams.stderr.isTTY);
           try {
-            if (opts.readyFile)
-              await writeReadyFile(path.resolve(ctx.cwd, opts.readyFile), running);
+            if (readyFile) await writeReadyFile(readyFile, running);
             if (ctx.host.format === 'json') {
               ctx.host.json({
                 url: running.url,
                 controlUrl: running.controlUrl,
-                token: running.token,
                 projectId: running.projectId,
+                ...(readyFile ? { readyFile } : {}),
               });
             }
             ctx.host.info(`Project: ${running.projectId}`);
             ctx.host.info('Use it from another shell:');
-            ctx.host.info(
-              `  export METAL_API_URL=${running.url} METAL_AUTH_TOKEN=${running.token}`,
-            );
+            if (readyFile) {
+              const read = `node -p 'JSON.parse(require("fs").readFileSync(${JSON.stringify(readyFile)}, "utf8")).token'`;
+              ctx.host.info(`  export METAL_API_URL=${running.url} METAL_AUTH_TOKEN=$(${read})`);
+            } else if (showToken) {
+              ctx.host.info(
+                `  export METAL_API_URL=${running.url} METAL_AUTH_TOKEN=${running.token}`,
+              );
+            } else {
+              ctx.host.info(`  export METAL_API_URL=${running.url}`);
+              ctx.host.info(
+                '  (the API token is not printed when stderr is not a terminal: pass --ready-file <file> and read "token" from it)',
+              );
+            }
             ctx.host.info('Press Ctrl-C to stop.');
             await stopped(ctx.signal);
           } finally {
             await running.close();
+            // The ready file says "serving": remove it once that is no longer true.
+            if (readyFile) await rm(readyFile, { force: true }).catch(() => undefined);
           }
           return ExitCode.ok;
         },
