@@ -8,8 +8,12 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          // One real Kubernetes control plane per run for test/integration/kube (docs/testing.md).
-          globalSetup: ['test/harness/kube/global-setup.ts'],
+          // One real Kubernetes control plane per run for test/integration/kube (docs/testing.md);
+          // the contract check of every emulator response of the run (test/harness/contract).
+          globalSetup: [
+            'test/harness/kube/global-setup.ts',
+            'test/harness/contract/global-setup.ts',
+          ],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

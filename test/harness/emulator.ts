@@ -6,16 +6,19 @@
  *   await withEmulator(async (emu) => { ... });       // stops afterwards
  *   const emu = useEmulator();                        // beforeAll/afterAll in a describe block
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import {
   EmulatorControlClient,
   startEmulator,
   type EmulatorOptions,
   type RunningEmulator,
 } from '../../src/emulator/index.js';
+import type { SavedEmulatorLog } from './contract/validate.js';
 
 /**
  * A JSON body as tests read it: assertions check the shape, so a loose type keeps them terse.
@@ -53,7 +56,12 @@ export interface TestEmulator extends RunningEmulator {
     body?: unknown,
     opts?: ApiCallOptions,
   ): Promise<ApiResponse<T>>;
-  /** Closes the emulator and removes its temporary directory. */
+  /**
+   * Saves the instance's response samples and request summary for the run's contract check
+   * (test/harness/contract), then closes it. Idempotent.
+   */
+  close(): Promise<void>;
+  /** Closes the emulator (see `close`) and removes its temporary directory. */
   stop(): Promise<void>;
 }
 
@@ -94,17 +102,54 @@ export function wrap(running: RunningEmulator, dir: string, statePath: string): 
     }
     return { status: res.status, headers: res.headers, body: parsed as T };
   };
+  const control = new EmulatorControlClient(running.controlUrl, running.token);
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      try {
+        await saveForContract(control);
+      } finally {
+        await running.close();
+      }
+    })());
   return {
     ...running,
     dir,
     statePath,
-    control: new EmulatorControlClient(running.controlUrl, running.token),
+    control,
     api,
+    close,
     stop: async () => {
-      await running.close();
+      await close();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Writes what the instance answered to the run directory of the contract check, when the run
+ * has one (the integration project's globalSetup provides it; elsewhere nothing is saved).
+ */
+async function saveForContract(control: EmulatorControlClient): Promise<void> {
+  let dir: string | undefined;
+  try {
+    dir = inject('lokoContract')?.dir;
+  } catch {
+    return; // not inside a vitest worker
+  }
+  if (!dir) return;
+  const [responses, summary] = await Promise.all([control.responses(), control.summary()]);
+  if (summary.total === 0) return;
+  const testPath = expect.getState().testPath;
+  const log: SavedEmulatorLog = {
+    ...(testPath ? { testFile: relative(repoRoot, testPath) } : {}),
+    responses,
+    summary,
+  };
+  const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
+  await writeFile(file, JSON.stringify(log));
 }
 
 /** Runs `fn` against a fresh emulator and stops it afterwards, whatever happens. */

@@ -4,40 +4,33 @@
  * the published Metal OpenAPI description declares for that path and status. Fails when a
  * status is not declared or a body does not validate.
  *
+ * The same validation covers every other emulator of the integration run: the harness saves
+ * each instance's samples when it closes, and the run's teardown checks them all
+ * (test/harness/contract/global-setup.ts).
+ *
  * The spec lives beside the repository (../shared/metal-openapi) and is not copied into it.
  * Without it the test is skipped with a notice; in CI (CI=true) its absence is a failure.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { $RefParser } from '@apidevtools/json-schema-ref-parser';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FOREIGN_PROJECT_ID, type ResponseSample } from '../../../src/emulator/index.js';
+import {
+  FOREIGN_PROJECT_ID,
+  type RequestSummary,
+  type ResponseSample,
+} from '../../../src/emulator/index.js';
+import {
+  checkRunLogs,
+  isCI,
+  loadContract,
+  specPath,
+  specPresent,
+  validateSamples,
+  type Contract,
+} from '../../harness/contract/validate.js';
 import { deviceInput, startTestEmulator, type TestEmulator } from '../../harness/emulator.js';
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const specPath = fileURLToPath(
-  new URL('../shared/metal-openapi/openapi3.yaml', `file://${repoRoot}`),
-);
-const specPresent = existsSync(specPath);
-
-// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as (ajv: Ajv) => Ajv;
-
-/**
- * (method route status) pairs the spec does not declare but the API answers; the body is still
- * validated against the Error schema.
- */
-const KNOWN_UNDECLARED: Record<string, string> = {
-  'DELETE /ips/{id} 422':
-    'the spec lists no 422, but the API refuses to delete a reservation that still has assignments',
-};
-
-if (!specPresent) {
+if (!specPresent()) {
   const msg = `Metal OpenAPI spec not found at ${specPath}: contract test skipped`;
-  if (process.env.CI === 'true') {
+  if (isCI()) {
     describe('Metal API contract', () => {
       it('needs the Metal OpenAPI spec in CI', () => {
         throw new Error(`${msg} — in CI the spec must be present`);
@@ -52,22 +45,22 @@ if (!specPresent) {
 } else {
   describe('Metal API contract', () => {
     let emu: TestEmulator;
-    let spec: OpenApi;
-    let ajv: Ajv;
+    let contract: Contract;
     const samples: ResponseSample[] = [];
+    const summaries: RequestSummary[] = [];
 
     beforeAll(async () => {
-      spec = (await $RefParser.bundle(specPath)) as unknown as OpenApi;
-      ajv = buildAjv(spec);
+      contract = await loadContract();
       emu = await startTestEmulator();
     });
     afterAll(async () => {
       await emu?.stop();
     });
 
-    /** Keeps the samples seen so far (the log keeps only the last body per status). */
+    /** Keeps the samples and requests seen so far (the log keeps only the last body per status). */
     async function checkpoint(): Promise<void> {
       samples.push(...(await emu.control.responses()));
+      summaries.push(await emu.control.summary());
       await emu.control.clearRequests();
     }
 
@@ -113,8 +106,52 @@ if (!specPresent) {
         { method: 'GET', route: '/metal/v1/devices/:id', status: 418, body: {} },
         { method: 'POST', route: '/metal/v1/devices/:id/actions', status: 202, body: { ok: true } },
       ];
-      const problems = validateSamples(spec, ajv, bad);
+      const problems = validateSamples(contract, bad);
       expect(problems).toHaveLength(bad.length);
+    });
+
+    it('the run check flags broken bodies and routes answered without a validated response', () => {
+      const route = (method: string, r: string, statuses: Record<string, number>) => ({
+        method,
+        route: r,
+        count: Object.values(statuses).reduce((a, b) => a + b, 0),
+        statuses,
+      });
+      const result = checkRunLogs(contract, [
+        {
+          testFile: 'a.test.ts',
+          responses: [
+            { method: 'GET', route: '/metal/v1/plans', status: 200, body: { plans: [] } },
+            { method: 'GET', route: '/metal/v1/devices/:id', status: 200, body: { state: 'x' } },
+            { method: 'GET', route: '/metal/v1/projects/:id/devices', status: 503, body: {} },
+          ],
+          summary: {
+            total: 5,
+            routes: [
+              route('GET', '/metal/v1/plans', { 200: 1 }),
+              route('GET', '/metal/v1/devices/:id', { 200: 1 }),
+              route('GET', '/metal/v1/projects/:id/devices', { 503: 1 }),
+              route('POST', '/metal/v1/projects/:id/devices', { 0: 1 }), // reset: no body
+              route('GET', '(unmatched)', { 404: 1 }),
+            ],
+          },
+        },
+        {
+          testFile: 'b.test.ts',
+          responses: [],
+          summary: { total: 1, routes: [route('GET', '/metal/v1/operating-systems', { 200: 1 })] },
+        },
+      ]);
+      expect(result.problems).toEqual([
+        expect.stringMatching(
+          /^GET \/devices\/\{id\} 200: body does not match.*\(in a\.test\.ts\)$/,
+        ),
+      ]);
+      expect(result.uncovered).toEqual([
+        'GET /metal/v1/devices/:id (requested in a.test.ts)',
+        'GET /metal/v1/operating-systems (requested in b.test.ts)',
+      ]);
+      expect(result).toMatchObject({ routes: 4, validated: 2 });
     });
 
     it('answers every request of a realistic flow with a body the spec accepts', async () => {
@@ -338,130 +375,18 @@ if (!specPresent) {
       expect(freed.body.provisionable).toBe(true);
       await checkpoint();
 
-      const problems = validateSamples(spec, ajv, samples);
+      const problems = validateSamples(contract, samples);
       expect(problems, problems.join('\n')).toEqual([]);
 
-      // Every (method, route) seen must have at least one validated response.
+      // Every (method, route) the flow requested has a response that was validated, and the
+      // flow asked nothing the emulator does not serve.
+      const requested = new Set(
+        summaries.flatMap((sum) => sum.routes.map((r) => `${r.method} ${r.route}`)),
+      );
       const covered = new Set(samples.map((s) => `${s.method} ${s.route}`));
-      expect(covered.size).toBeGreaterThanOrEqual(20);
-      expect([...covered].filter((k) => k.includes('(unmatched)'))).toEqual([]);
+      expect([...requested].filter((k) => !covered.has(k))).toEqual([]);
+      expect([...requested].filter((k) => k.includes('(unmatched)'))).toEqual([]);
+      expect(requested.size).toBeGreaterThanOrEqual(20);
     });
   });
-}
-
-interface OpenApi {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, unknown> };
-}
-interface Operation {
-  responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
-}
-
-const SPEC_ID = 'https://loko.invalid/metal-openapi.json';
-
-// OpenAPI 3.0 schema objects are JSON Schema draft-04-ish: map `nullable`, drop annotations
-// ajv does not know. Only schema positions are walked, so a property named "example" survives.
-const DROP = new Set([
-  'example',
-  'examples',
-  'externalDocs',
-  'xml',
-  'discriminator',
-  'readOnly',
-  'writeOnly',
-  'deprecated',
-]);
-
-function convertSchema(s: unknown): unknown {
-  if (Array.isArray(s)) return s.map(convertSchema);
-  if (typeof s !== 'object' || s === null) return s;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(s as Record<string, unknown>)) {
-    if (DROP.has(k) || k.startsWith('x-') || k === 'nullable') continue;
-    if (k === '$ref' && typeof v === 'string') out[k] = v.startsWith('#') ? `${SPEC_ID}${v}` : v;
-    else if (k === 'properties' && typeof v === 'object' && v !== null) {
-      out[k] = Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, convertSchema(ps)]));
-    } else if (['items', 'additionalProperties', 'not', 'allOf', 'anyOf', 'oneOf'].includes(k)) {
-      out[k] = convertSchema(v);
-    } else out[k] = v;
-  }
-  const src = s as Record<string, unknown>;
-  if (src.nullable === true) {
-    if (typeof src.type === 'string') out.type = [src.type, 'null'];
-    if (Array.isArray(src.enum)) out.enum = [...src.enum, null];
-  }
-  return out;
-}
-
-function buildAjv(spec: OpenApi): Ajv {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats(ajv);
-  for (const f of [
-    'int32',
-    'int64',
-    'float',
-    'double',
-    'datetime',
-    'binary',
-    'byte',
-    'string',
-    'password',
-  ]) {
-    ajv.addFormat(f, true);
-  }
-  const schemas = Object.fromEntries(
-    Object.entries(spec.components.schemas).map(([k, v]) => [k, convertSchema(v)]),
-  );
-  ajv.addSchema({ $id: SPEC_ID, components: { schemas } });
-  return ajv;
-}
-
-/** `/metal/v1/devices/:id` -> `/devices/{id}` */
-function specPathOf(route: string): string {
-  return route.replace(/^\/metal\/v1/, '').replace(/:([A-Za-z_]+)/g, '{$1}');
-}
-
-function validateSamples(spec: OpenApi, ajv: Ajv, samples: ResponseSample[]): string[] {
-  const problems: string[] = [];
-  const cache = new Map<string, ValidateFunction>();
-  for (const s of samples) {
-    const path = specPathOf(s.route);
-    const key = `${s.method} ${path} ${s.status}`;
-    const op = spec.paths[path]?.[s.method.toLowerCase()];
-    if (!op) {
-      problems.push(`${key}: the spec has no operation ${s.method} ${path}`);
-      continue;
-    }
-    let response = op.responses[String(s.status)] ?? op.responses.default;
-    if (!response) {
-      if (!KNOWN_UNDECLARED[key]) {
-        problems.push(`${key}: status ${s.status} is not declared for this operation`);
-        continue;
-      }
-      response = {
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      };
-    }
-    const schema = response.content?.['application/json']?.schema;
-    if (!schema) {
-      if (s.body !== null)
-        problems.push(
-          `${key}: the spec declares no body, got ${JSON.stringify(s.body).slice(0, 200)}`,
-        );
-      continue;
-    }
-    let validate = cache.get(key);
-    if (!validate) {
-      validate = ajv.compile(convertSchema(schema) as object);
-      cache.set(key, validate);
-    }
-    if (!validate(s.body)) {
-      const errs = (validate.errors ?? [])
-        .slice(0, 8)
-        .map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`)
-        .join('; ');
-      problems.push(`${key}: body does not match the spec: ${errs}`);
-    }
-  }
-  return problems;
 }
