@@ -267,10 +267,14 @@ async function clientFor(dir: string, rec: ClusterRecord): Promise<KubeApi> {
   return new KubeApi(rec.address, rec.port, { caPem, certPem, keyPem });
 }
 
+/** True when all five recorded components still run their binaries. */
+export function recordRunning(rec: ClusterRecord): boolean {
+  return rec.components.length === 5 && rec.components.every((c) => isRunning(c.pid, c.binary));
+}
+
 /** True when every recorded component runs and the apiserver answers `/readyz` with `ok`. */
 export async function recordServing(dir: string, rec: ClusterRecord): Promise<boolean> {
-  if (!rec.components.every((c) => isRunning(c.pid, c.binary))) return false;
-  if (rec.components.length < 5) return false;
+  if (!recordRunning(rec)) return false;
   let caPem: string;
   try {
     caPem = await readFile(paths(dir).caCert, 'utf8');
@@ -294,7 +298,13 @@ export async function adoptControlPlane(
   if (!rec || rec.controllerDeviceId !== controllerDeviceId || rec.caCertHash !== caHash) {
     return undefined;
   }
-  if (!(await recordServing(dir, rec))) return undefined;
+  // A busy machine may answer slowly: give a running control plane a few chances.
+  let serving = false;
+  for (let attempt = 0; attempt < 10 && !serving && recordRunning(rec); attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 1000));
+    serving = await recordServing(dir, rec);
+  }
+  if (!serving) return undefined;
   const api = await clientFor(dir, rec);
   return {
     dir,

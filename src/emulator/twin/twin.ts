@@ -22,7 +22,7 @@ import { applyInitObjects, createTokens, parseGoDuration } from './bootstrap.js'
 import {
   adoptControlPlane,
   checkInitSpec,
-  recordServing,
+  recordRunning,
   startControlPlane,
   stopRecorded,
   type ControlPlaneHandle,
@@ -107,6 +107,8 @@ interface NodeTrack {
   deadline: number;
   initialized: boolean;
   networkReady: boolean;
+  /** Passed discovery once: a re-registration (node deleted through the API) needs no token. */
+  joined: boolean;
 }
 
 interface Cluster {
@@ -116,6 +118,8 @@ interface Cluster {
   /** The cluster's version (ClusterConfiguration), which its kubelets report. */
   kubernetesVersion: string;
   phase: 'starting' | 'running' | 'failed';
+  /** The start in progress. */
+  run?: Promise<void>;
   handle?: ControlPlaneHandle;
   release: () => void;
   abort: AbortController;
@@ -215,7 +219,18 @@ export class KubernetesTwin {
     for (const c of this.clusters.values()) c.abort.abort();
     await Promise.allSettled([...this.inflight]);
     if (this.opts.onClose === 'stop') {
-      for (const { dir } of listClusters(this.twinDir)) await stopRecorded(dir, false);
+      // Ours, and whatever else is recorded here that no other live process runs.
+      for (const { dir, record } of listClusters(this.twinDir)) {
+        if (!record) continue;
+        const ours = this.clusters.has(record.address);
+        const release = ours ? undefined : tryLock(lockFile(this.twinDir, record.address));
+        if (!ours && !release) continue;
+        try {
+          await stopRecorded(dir, false);
+        } finally {
+          release?.();
+        }
+      }
     }
     for (const c of this.clusters.values()) {
       c.handle?.api.close();
@@ -443,8 +458,8 @@ export class KubernetesTwin {
             `${((Date.now() - t0) / 1000).toFixed(1)}s (${describe(handle.record)})`,
         );
       }
-      await applyInitObjects(handle.api, spec, server, handle.caPem);
       await createTokens(handle.api, spec, new Date());
+      await applyInitObjects(handle.api, spec, server, handle.caPem);
       if (c.abort.signal.aborted) {
         handle.api.close();
         return;
@@ -455,7 +470,7 @@ export class KubernetesTwin {
       c.lastResyncAt = 0;
       c.lastHealthAt = Date.now();
     };
-    this.track(
+    c.run = this.track(
       run().catch((err: unknown) => {
         c.phase = 'failed';
         c.failures++;
@@ -474,7 +489,7 @@ export class KubernetesTwin {
   /** Stops a cluster this twin manages. */
   private async drop(c: Cluster, removeData: boolean): Promise<void> {
     c.abort.abort();
-    await Promise.allSettled([...this.inflight]);
+    await c.run;
     c.handle?.api.close();
     await stopRecorded(c.dir, removeData);
     c.release();
@@ -489,8 +504,9 @@ export class KubernetesTwin {
     const api = c.handle!.api;
     if (now - c.lastHealthAt > HEALTH_MS) {
       c.lastHealthAt = now;
-      if (!(await recordServing(c.dir, c.handle!.record))) {
-        this.log(c, `the control plane at ${c.address} stopped serving; restarting it`);
+      // Only a process that is gone means a restart: a slow answer on a busy machine does not.
+      if (!recordRunning(c.handle!.record)) {
+        this.log(c, `a process of the control plane at ${c.address} is gone; restarting it`);
         c.handle!.api.close();
         c.handle = undefined;
         c.phase = 'failed';
@@ -533,6 +549,14 @@ export class KubernetesTwin {
             ...newTrack(deviceId, node.metadata.name, now, 0),
             ...registeredFrom(node),
           });
+      }
+      // A node deleted through the API: its kubelet registers it again (no new discovery).
+      const present = new Set((list?.items ?? []).map((n) => n.metadata.name));
+      for (const t of c.nodes.values()) {
+        if (t.phase === 'registered' && !present.has(t.name)) {
+          Object.assign(t, { phase: 'pending', nextTryAt: now, delayMs: 1000 });
+          t.deadline = now + DEFAULT_DISCOVERY_TIMEOUT_S * 1000;
+        }
       }
     }
 
@@ -592,7 +616,7 @@ export class KubernetesTwin {
       }
     }
     let check: JoinCheck = { ok: true, user: 'kubeadm init' };
-    if (spec.action !== 'init') check = await checkJoin(api, spec);
+    if (spec.action !== 'init' && !t.joined) check = await checkJoin(api, spec);
     if (check.ok && existing) {
       // Another machine holds the name (a replaced device whose node is not cleaned up yet): the
       // kubelet keeps failing to register until it is gone.
@@ -616,9 +640,10 @@ export class KubernetesTwin {
       t.delayMs = Math.min(t.delayMs * 2, 10_000);
       return;
     }
-    if (spec.action !== 'init') {
+    if (spec.action !== 'init' && !t.joined) {
       this.log(c, `${device.hostname} (${device.id}) passed discovery as ${check.user}`);
     }
+    t.joined = true;
     const initialized = !this.opts.requireCcm;
     const networkReady = !this.opts.requireCni;
     await registerNode(
@@ -642,6 +667,7 @@ interface NodeView {
 function registeredFrom(node: NodeView): Partial<NodeTrack> {
   return {
     phase: 'registered',
+    joined: true,
     initialized: !!node.spec?.providerID,
     networkReady: node.metadata.annotations?.[NETWORK_ANNOTATION] === NETWORK_READY,
     reason: undefined,
@@ -658,6 +684,7 @@ function newTrack(deviceId: string, name: string, now: number, timeoutS: number)
     deadline: now + timeoutS * 1000,
     initialized: false,
     networkReady: false,
+    joined: false,
   };
 }
 

@@ -128,10 +128,10 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
     expect(info.body.data.kubeconfig).toContain(`server: https://${fx.eip}:6443`);
     // The InitConfiguration's token, as kubeadm init stores it.
     const id = fx.bootstrap.bootstrapToken.id;
-    const secret = await client().get(
-      `/api/v1/namespaces/kube-system/secrets/bootstrap-token-${id}`,
-    );
-    expect(secret.status).toBe(200);
+    const secret = await waitFor('the bootstrap token Secret', async () => {
+      const r = await client().get(`/api/v1/namespaces/kube-system/secrets/bootstrap-token-${id}`);
+      return r.status === 200 ? r : undefined;
+    });
     expect(secret.body.type).toBe('bootstrap.kubernetes.io/token');
     expect(Buffer.from(secret.body.data['token-id'], 'base64').toString()).toBe(id);
     expect(secret.body.data.expiration).toBeDefined();
@@ -247,6 +247,12 @@ describeTwin('Kubernetes twin: a cluster from kubeadm userdata', () => {
     const nodes = await nodesOf(client());
     expect(nodes.has(`${NAME}-pool-0`)).toBe(true);
     expect(nodes.has(`${NAME}-controller-0`)).toBe(true);
+  });
+
+  it('registers a node again when it is deleted through the API (as its kubelet would)', async () => {
+    const name = `${NAME}-pool-0`;
+    expect((await client().delete(`/api/v1/nodes/${name}`)).status).toBe(200);
+    await waitFor(`${name} to come back`, async () => isReady((await nodesOf(client())).get(name)));
   });
 
   it('stops the control plane when controller 0 is deleted', async () => {

@@ -240,6 +240,7 @@ export function kubeClient(fx: Pick<ClusterFixture, 'eip' | 'pki'>) {
   return {
     get: (p: string) => req('GET', p),
     post: (p: string, body: unknown) => req('POST', p, body),
+    delete: (p: string) => req('DELETE', p),
   };
 }
 
