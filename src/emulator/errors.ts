@@ -38,3 +38,23 @@ export function errorBody(
 ): { error: string } | { errors: string[] } {
   return status === 401 ? { error: errors.join('; ') } : { errors };
 }
+
+/**
+ * `startEmulator` with a `projectId` other than the one its state file was seeded with: the
+ * emulated machines belong to that project. Callers map it to their own message (the embedded
+ * emulator names the config's `project_id`).
+ */
+export class StateProjectMismatchError extends Error {
+  constructor(
+    readonly statePath: string,
+    /** The project the state file holds. */
+    readonly stateProjectId: string,
+    /** The project asked for. */
+    readonly projectId: string,
+  ) {
+    super(
+      `state file ${statePath} holds project ${stateProjectId}, not ${projectId}; use another state file or drop the project id`,
+    );
+    this.name = 'StateProjectMismatchError';
+  }
+}

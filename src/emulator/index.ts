@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { drawAddressBlock, leaseAddressBlock } from './addressing.js';
 import { Clock } from './clock.js';
 import type { EmulatorContext, EmulatorLogger } from './context.js';
+import { StateProjectMismatchError } from './errors.js';
 import { FaultInjector } from './faults.js';
 import { API_PREFIX, isUuid } from './ids.js';
 import {
@@ -41,6 +42,7 @@ export type {
 export type { FaultRule, FaultStatus } from './faults.js';
 export type { EmulatorLogger } from './context.js';
 export { FOREIGN_PROJECT_ID } from './state.js';
+export { StateProjectMismatchError } from './errors.js';
 export { isLoopbackV4 } from './addressing.js';
 export {
   findBinaries as findKubeBinaries,
@@ -134,9 +136,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     upgradeState(state, Date.now());
     const own = ownProject(state);
     if (projectId !== undefined && own.id !== projectId) {
-      throw new Error(
-        `state file ${opts.statePath} holds project ${own.id}, not ${projectId}; use another state file or drop the project id`,
-      );
+      throw new StateProjectMismatchError(opts.statePath!, own.id, projectId);
     }
     if (opts.token !== undefined) state.token = opts.token;
   } else {

@@ -96,6 +96,28 @@ describe('cli errors', () => {
     });
   });
 
+  it('--emulator after project_id changed names both ids, the state file and the fix', async () => {
+    const first = await loko(['cluster', 'plan', '-c', work.dir, '--emulator']);
+    expect([0, 2], first.stderr).toContain(first.code);
+    const other = '0b5e7c1d-3f2a-4e8b-9c6d-1a2b3c4d5e6f';
+    const r = await loko([
+      'cluster',
+      'plan',
+      '-c',
+      work.dir,
+      '--emulator',
+      '--var',
+      `project_id=${other}`,
+    ]);
+    expect(r.code, r.stderr).toBe(1);
+    const state = path.join(work.assets, 'emulator', 'state.json');
+    expect(r.stderr).toContain(`project_id ${other} of the configuration`);
+    expect(r.stderr).toContain('5f1c3a0e-2d4b-4e6f-9a8b-7c6d5e4f3a21');
+    expect(r.stderr).toContain(`Delete ${state}`);
+    expect(r.stderr).toContain('set project_id back to 5f1c3a0e-2d4b-4e6f-9a8b-7c6d5e4f3a21');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('--help is served without loading the heavy modules and exits 0', async () => {
     const r = await loko(['--help']);
     expect(r.code).toBe(0);

@@ -66,7 +66,7 @@ export async function openMetal(
       });
     }
     const timeScale = parseTimeScale(ctx.env[TIME_SCALE_ENV]);
-    const { startEmulator } = await import('../../emulator/index.js');
+    const { startEmulator, StateProjectMismatchError } = await import('../../emulator/index.js');
     const statePath = embeddedStatePath(cluster.assetDir);
     await mkdir(path.dirname(statePath), { recursive: true });
     const running = await startEmulator({
@@ -79,6 +79,15 @@ export async function openMetal(
       // `cluster destroy` stops them.
       twin: 'auto',
       twinOptions: { onClose: 'keep' },
+    }).catch((err: unknown) => {
+      if (!(err instanceof StateProjectMismatchError)) throw err;
+      throw new LokoError(
+        `project_id ${cluster.projectId} of the configuration is not the project of the embedded emulator's state (${err.stateProjectId}): ${statePath}`,
+        {
+          hint: `Delete ${statePath} to start the emulator afresh for ${cluster.projectId} (its emulated machines are lost), or set project_id back to ${err.stateProjectId}.`,
+          cause: err,
+        },
+      );
     });
     ctx.host.debug(
       `embedded emulator at ${running.url} (state ${statePath}, time scale ${timeScale})`,
