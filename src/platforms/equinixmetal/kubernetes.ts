@@ -172,11 +172,51 @@ export async function clusterApiFromKubeConfig(kc: KubeConfig): Promise<ClusterA
   };
 }
 
-/** The real {@link ConnectClusterApi}. */
+/**
+ * The real {@link ConnectClusterApi}. The Kubernetes client (heavy to load) is loaded only once
+ * something listens on the endpoint: until then a probe is one TCP connect, so a run that finds no
+ * API (machines only, or a control plane still booting) does not pay for it.
+ */
 export const connectClusterApi: ConnectClusterApi = async (spec) => {
-  const { kubeconfigFromSpec } = await import('../../kube/index.js');
-  return clusterApiFromKubeConfig(kubeconfigFromSpec(spec));
+  let real: Promise<ClusterApi> | undefined;
+  const load = (): Promise<ClusterApi> =>
+    (real ??= import('../../kube/index.js').then((kube) =>
+      clusterApiFromKubeConfig(kube.kubeconfigFromSpec(spec)),
+    ));
+  const url = new URL(spec.server);
+  return {
+    server: spec.server,
+    async probe(signal) {
+      const refused = await tcpRefused(url.hostname, Number(url.port || 443), signal);
+      if (refused) return { ready: false, state: refused };
+      return (await load()).probe(signal);
+    },
+    readyz: async (signal) => (await load()).readyz(signal),
+    listNodes: async () => (await load()).listNodes(),
+    createBootstrapToken: async (token, expires) =>
+      (await load()).createBootstrapToken(token, expires),
+  };
 };
+
+/** Why a TCP connection to `host:port` fails (e.g. `connect ECONNREFUSED …`), or undefined. */
+async function tcpRefused(
+  host: string,
+  port: number,
+  signal?: AbortSignal,
+  timeoutMs = 5_000,
+): Promise<string | undefined> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: timeoutMs, signal });
+    const done = (why: string | undefined): void => {
+      socket.destroy();
+      resolve(why);
+    };
+    socket.once('connect', () => done(undefined));
+    socket.once('timeout', () => done(`connect ETIMEDOUT ${host}:${port}`));
+    socket.once('error', (err) => done(err.message));
+  });
+}
 
 /** Why a request to the API failed, without the `Kubernetes API at <server> unreachable:` prefix. */
 export function apiErrorReason(err: unknown): string {

@@ -25,7 +25,7 @@ describe('idempotent destroy', () => {
 
   beforeAll(async () => {
     requireBuild();
-    emu = await startTestEmulator({ projectId: PROJECT, timeScale: 50 });
+    emu = await startTestEmulator({ projectId: PROJECT, timeScale: 50, twin: 'off' });
     cluster = await clusterDir('gone', { workers: 5 });
     expectExit(await runLogged(emu, cluster, 'apply'), 0);
   });
@@ -61,8 +61,10 @@ describe('idempotent destroy', () => {
     );
     // The test's own DELETE (204), then loko's, released after the device was gone (404).
     expect(victimDeletes.map((e) => e.status).sort()).toEqual([204, 404]);
-    // loko's five other deletes and the test's own.
-    expect(log.filter((e) => e.method === 'DELETE' && e.status === 204)).toHaveLength(6);
+    // loko's five other device deletes and the test's own; then the control-plane Elastic IP.
+    const deletes = log.filter((e) => e.method === 'DELETE' && e.status === 204);
+    expect(deletes.filter((e) => e.path.startsWith('/metal/v1/devices/'))).toHaveLength(6);
+    expect(deletes.filter((e) => e.path.startsWith('/metal/v1/ips/'))).toHaveLength(1);
     expect(await listDevices(emu.api, cluster.name)).toEqual([]);
   });
 

@@ -28,7 +28,7 @@ describe('1+30 apply: API economy', () => {
     requireBuild();
     // A slower clock than the other acceptance tests (active 0.8 s after create): the last
     // creates are still provisioning when the wait starts, so waiting takes several rounds.
-    emu = await startTestEmulator({ projectId: PROJECT, timeScale: 5 });
+    emu = await startTestEmulator({ projectId: PROJECT, timeScale: 5, twin: 'off' });
     cluster = await clusterDir('econ', { workers: 30 });
   });
   afterAll(async () => {

@@ -32,7 +32,7 @@ describe('429 and 5xx bursts inside the retry budget', () => {
 
   beforeAll(async () => {
     requireBuild();
-    emu = await startTestEmulator({ projectId: PROJECT, timeScale: 50 });
+    emu = await startTestEmulator({ projectId: PROJECT, timeScale: 50, twin: 'off' });
     cluster = await clusterDir('faulty', { workers: 30 });
   });
   afterAll(async () => {
@@ -55,7 +55,9 @@ describe('429 and 5xx bursts inside the retry budget', () => {
       await emu.control.addFault(rule);
 
     const since = await emu.control.lastSeq();
-    const run = start(['cluster', 'apply', '-c', cluster.dir, '--yes'], { env: remoteEnv(emu) });
+    const run = start(['cluster', 'apply', '-c', cluster.dir, '--yes', '--machines-only'], {
+      env: remoteEnv(emu),
+    });
     // The 429 burst on lists lands on the first list (reading the state). Once creates have
     // started, a 5xx burst for the lists of the wait phase.
     for (;;) {

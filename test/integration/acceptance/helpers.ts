@@ -87,7 +87,15 @@ export async function runLogged(
   env: Record<string, string> = {},
 ): Promise<LoggedRun> {
   const since = await emu.control.lastSeq();
-  const args = ['cluster', command, '-c', cluster.dir, ...(command === 'plan' ? [] : ['--yes'])];
+  const args = [
+    'cluster',
+    command,
+    '-c',
+    cluster.dir,
+    ...(command === 'plan' ? [] : ['--yes']),
+    // These tests are about the Metal API: the emulators run without their Kubernetes twin.
+    ...(command === 'apply' ? ['--machines-only'] : []),
+  ];
   const r = await loko([...args, ...extra], { env: remoteEnv(emu, env) });
   const requests = await emu.control.requests(since);
   return { ...r, requests };

@@ -124,7 +124,10 @@ describe('kill -9 at random points during apply, then re-run', () => {
         ).length;
         return answered >= Math.min(afterCreates, missing);
       };
-      const run = start(['cluster', 'apply', '-c', cluster.dir, '--yes'], { env });
+      // The emulator runs without its Kubernetes twin (baseEnv): machines only.
+      const run = start(['cluster', 'apply', '-c', cluster.dir, '--yes', '--machines-only'], {
+        env,
+      });
       let ended = false;
       void run.done.then(() => (ended = true));
       while (!ended && !(await reached())) await delay(10);
@@ -149,7 +152,10 @@ describe('kill -9 at random points during apply, then re-run', () => {
         expect(live(afterKill).length, point).toBeGreaterThanOrEqual(9 - missing + held);
       await emu.control('DELETE', '/faults');
 
-      const again = await loko(['cluster', 'apply', '-c', cluster.dir, '--yes'], { env });
+      const again = await loko(
+        ['cluster', 'apply', '-c', cluster.dir, '--yes', '--machines-only'],
+        { env },
+      );
       expectExit(again, 0);
       const after = await devices();
       expect(duplicates(after), point).toEqual([]);
