@@ -66,7 +66,13 @@ describe(`emulator capped at ${R} requests/s`, () => {
     expectExit(r, 0);
     expect(r.requests.filter((e) => e.status === 429).length).toBeGreaterThan(0);
     // Every create was eventually accepted, once per device.
-    expect(count(r.requests.filter((e) => e.status === 201), 'POST', DEVICE_LIST)).toBe(31);
+    expect(
+      count(
+        r.requests.filter((e) => e.status === 201),
+        'POST',
+        DEVICE_LIST,
+      ),
+    ).toBe(31);
     const devices = await listDevices(emu.api, cluster.name);
     expect(devices).toHaveLength(31);
     expect(duplicates(devices)).toEqual([]);
