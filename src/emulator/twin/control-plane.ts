@@ -21,7 +21,13 @@ import { caCertHash, issueLeaf, type CertPair } from './certs.js';
 import { KubeApi } from './kube-api.js';
 import { firstHost, freePorts, loopbackRange, portFree, probe } from './network.js';
 import { isRunning, spawnDetached, stopProcesses, type Spawned } from './processes.js';
-import { readRecord, writeRecord, type ClusterRecord, type ComponentRecord } from './records.js';
+import {
+  readRecord,
+  unregister,
+  writeRecord,
+  type ClusterRecord,
+  type ComponentRecord,
+} from './records.js';
 import { KWOK_STAGES } from './stages.js';
 import type { MachineSpec } from './userdata.js';
 
@@ -320,8 +326,10 @@ export async function adoptControlPlane(
 export async function stopRecorded(dir: string, removeData: boolean): Promise<void> {
   const rec = readRecord(dir);
   if (rec) await stopProcesses(rec.components);
-  if (removeData) rmSync(dir, { recursive: true, force: true });
-  else if (rec) writeRecord(dir, { ...rec, components: [] });
+  if (removeData) {
+    rmSync(dir, { recursive: true, force: true });
+    unregister(dir);
+  } else if (rec) writeRecord(dir, { ...rec, components: [] });
 }
 
 /**

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { stopRecorded } from './control-plane.js';
 import { probe } from './network.js';
 import { isRunning } from './processes.js';
-import { listClusters, lockFile, tryLock, twinRoot } from './records.js';
+import { listClusters, lockFile, sweepOrphans, tryLock, twinRoot } from './records.js';
 import { liveTwins } from './twin.js';
 
 export { findBinaries, kubeBinDir, TWIN_BINARIES } from './binaries.js';
@@ -96,6 +96,7 @@ export async function twinStatus(twinDir: string): Promise<TwinStatus> {
 export async function stopTwin(twinDir: string): Promise<{ stopped: number }> {
   const dir = resolve(twinDir);
   await liveTwins.get(dir)?.forgetAll();
+  sweepOrphans();
   let stopped = 0;
   for (const { dir: clusterDir, record } of listClusters(dir)) {
     stopped += record?.components.filter((c) => isRunning(c.pid, c.binary)).length ?? 0;

@@ -72,6 +72,21 @@ export function isRunning(pid: number, binary: string): boolean {
   }
 }
 
+/** True while `pid` runs `binary` with an argument that contains `text` (e.g. its directory). */
+export function commandLineHas(pid: number, binary: string, text: string): boolean {
+  if (!isRunning(pid, binary)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+  } catch {
+    return false;
+  }
+}
+
+/** SIGKILL to a process group, now. */
+export function killGroupNow(pgid: number): void {
+  killGroup(pgid, 'SIGKILL');
+}
+
 function killGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);

@@ -11,6 +11,7 @@
  */
 import {
   appendFileSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -18,8 +19,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { isAlive } from './processes.js';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { commandLineHas, isAlive, killGroupNow } from './processes.js';
 
 export const RECORD_FORMAT = 'loko-emulator-twin';
 
@@ -71,12 +74,88 @@ export function readRecord(dir: string): ClusterRecord | undefined {
   }
 }
 
-/** Writes a cluster's record atomically (0600). */
+/** Writes a cluster's record atomically (0600), and its entry in the machine-wide registry. */
 export function writeRecord(dir: string, rec: ClusterRecord): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, 'record.json');
   writeFileSync(`${file}.tmp`, JSON.stringify(rec, null, 2) + '\n', { mode: 0o600 });
   renameSync(`${file}.tmp`, file);
+  register(dir, rec.components);
+}
+
+/**
+ * The registry of running twin clusters of this user (`$TMPDIR/loko-twin-registry-<uid>/`): one
+ * entry per cluster directory with its pids. It finds processes whose twin directory was deleted
+ * while they ran (an asset dir removed without `cluster destroy`), which no record names any more.
+ */
+export function registryDir(): string {
+  return join(tmpdir(), `loko-twin-registry-${process.getuid?.() ?? 'user'}`);
+}
+
+interface RegistryEntry {
+  clusterDir: string;
+  components: Array<{ pid: number; binary: string }>;
+}
+
+function registryFile(dir: string): string {
+  const key = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 24);
+  return join(registryDir(), `${key}.json`);
+}
+
+function register(dir: string, components: ComponentRecord[]): void {
+  const file = registryFile(dir);
+  try {
+    if (components.length === 0) {
+      rmSync(file, { force: true });
+      return;
+    }
+    mkdirSync(registryDir(), { recursive: true, mode: 0o700 });
+    const entry: RegistryEntry = {
+      clusterDir: resolve(dir),
+      components: components.map(({ pid, binary }) => ({ pid, binary })),
+    };
+    writeFileSync(`${file}.tmp`, JSON.stringify(entry) + '\n', { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+  } catch {
+    /* best effort: the record in the cluster directory is what counts */
+  }
+}
+
+/** Drops a cluster directory's registry entry (its processes are stopped, its data removed). */
+export function unregister(dir: string): void {
+  rmSync(registryFile(dir), { force: true });
+}
+
+/**
+ * Kills the processes of registered clusters whose directory is gone (only a pid whose command
+ * line still names its binary and that directory), and drops entries that name nothing running.
+ * Returns the directories swept.
+ */
+export function sweepOrphans(): string[] {
+  let files: string[];
+  try {
+    files = readdirSync(registryDir()).filter((f) => f.endsWith('.json'));
+  } catch {
+    return [];
+  }
+  const swept: string[] = [];
+  for (const f of files) {
+    const file = join(registryDir(), f);
+    let entry: RegistryEntry;
+    try {
+      entry = JSON.parse(readFileSync(file, 'utf8')) as RegistryEntry;
+    } catch {
+      rmSync(file, { force: true });
+      continue;
+    }
+    if (existsSync(join(entry.clusterDir, 'record.json'))) continue;
+    for (const c of entry.components) {
+      if (commandLineHas(c.pid, c.binary, entry.clusterDir)) killGroupNow(c.pid);
+    }
+    rmSync(file, { force: true });
+    swept.push(entry.clusterDir);
+  }
+  return swept;
 }
 
 /** Every cluster directory under `<twinDir>/twin` with its record. */

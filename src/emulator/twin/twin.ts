@@ -47,6 +47,7 @@ import {
   clusterDir,
   listClusters,
   lockFile,
+  sweepOrphans,
   tryLock,
   type ClusterRecord,
 } from './records.js';
@@ -201,6 +202,9 @@ export class KubernetesTwin {
   /** Starts the reconcile loop. */
   start(): void {
     liveTwins.set(this.twinDir, this);
+    for (const dir of sweepOrphans()) {
+      this.logger.info(`Kubernetes twin: stopped the processes of ${dir}, whose directory is gone`);
+    }
     this.timer = setInterval(() => void this.tick(), this.opts.pollIntervalMs);
     this.timer.unref();
     void this.tick();

@@ -170,4 +170,36 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
     expect(existsSync(path.join(twinDir, 'twin'))).toBe(false);
     expect((await twinStatus(twinDir)).clusters).toEqual([]);
   });
+
+  it('processes whose twin directory was deleted are stopped by the next twin that starts', async () => {
+    // The device is still active: a new emulator starts a fresh control plane (stopTwin removed
+    // the data), and leaves it running.
+    const lines: string[] = [];
+    const emu = await startEmulator({
+      port: 0,
+      statePath,
+      twinOptions: { onClose: 'keep' },
+      logger: { info: (m) => lines.push(m) },
+    });
+    try {
+      await serving();
+      await waitFor('the twin to finish starting', async () =>
+        lines.some((l) => l.includes('serving at')),
+      );
+    } finally {
+      await emu.close();
+    }
+    const pids = await pidsOf();
+    expect(pids).toHaveLength(5);
+    expect(pids.every(pidAlive)).toBe(true);
+    // The asset dir goes away without `cluster destroy`.
+    await rm(path.join(twinDir, 'twin'), { recursive: true, force: true });
+    const other = await startEmulator({ port: 0, logger: { info: (m) => lines.push(m) } });
+    try {
+      await waitFor('the orphans to stop', async () => !pids.some(pidAlive), 30_000);
+      expect(lines.some((l) => l.includes('whose directory is gone'))).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
 });
