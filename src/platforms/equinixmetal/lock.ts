@@ -97,22 +97,47 @@ async function tryCreate(lockPath: string, me: HolderRecord): Promise<boolean> {
   }
 }
 
-/** The current lock's holder and whether it is stale; `gone` when there is no lock. */
+/**
+ * The current lock's holder and whether it is stale; `gone` when there is no lock. The holder is
+ * read between two stats of the directory so that a record and an age always belong to one lock:
+ * a lock moved away (taken over or released) meanwhile is seen again, never judged without its
+ * record. loko's locks always hold a record from the moment they exist, so a missing one is read
+ * again a few times (a directory's inode may be reused by the next lock) before the lock is judged
+ * as a record-less one of an older loko.
+ */
 async function inspect(
   lockPath: string,
 ): Promise<'gone' | { holder: HolderRecord | undefined; stale: boolean }> {
-  let mtimeMs: number;
+  for (let attempt = 0; ; attempt++) {
+    const before = await statLock(lockPath);
+    if (!before) return 'gone';
+    const holder = await readHolder(path.join(lockPath, HOLDER_FILE));
+    const after = await statLock(lockPath);
+    if (!after) return 'gone';
+    if (after.ino !== before.ino || after.dev !== before.dev) continue; // replaced meanwhile
+    if (!holder && attempt < 5) {
+      await sleep(5);
+      continue;
+    }
+    // On this host the pid decides (a busy holder may miss a refresh); elsewhere only the age can.
+    const stale =
+      holder?.hostname === os.hostname()
+        ? !isAlive(holder.pid)
+        : Date.now() - before.mtimeMs > STALE_MS;
+    return { holder, stale };
+  }
+}
+
+async function statLock(
+  lockPath: string,
+): Promise<{ ino: number; dev: number; mtimeMs: number } | undefined> {
   try {
-    mtimeMs = (await stat(lockPath)).mtimeMs;
+    const s = await stat(lockPath);
+    return { ino: s.ino, dev: s.dev, mtimeMs: s.mtimeMs };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  const holder = await readHolder(path.join(lockPath, HOLDER_FILE));
-  // On this host the pid decides (a busy holder may miss a refresh); elsewhere only the age can.
-  const stale =
-    holder?.hostname === os.hostname() ? !isAlive(holder.pid) : Date.now() - mtimeMs > STALE_MS;
-  return { holder, stale };
 }
 
 /**
