@@ -17,15 +17,49 @@ export const ENDPOINT_ROLE_TAG = 'loko:role=control-plane-endpoint';
 /** The port the Kubernetes API serves on at the endpoint. */
 export const ENDPOINT_PORT = 6443;
 
-/** Tags of the endpoint reservation of `clusterName`. */
+/**
+ * The tag that marks the reservation as the control-plane endpoint of `clusterName` alone:
+ * `loko:control-plane-endpoint=<cluster>`. CPEM's `eipTag` (cpem.md §5.6) finds the EIP it keeps
+ * on a healthy controller by one tag (`ipReservationByAllTags([eipTag])`), so that tag must be on
+ * no other reservation of the project; the cluster tag is on every reservation of the cluster and
+ * the role tag on the endpoint of every cluster, so neither alone will do.
+ */
+export function controlPlaneEipTag(clusterName: string): string {
+  return `loko:control-plane-endpoint=${clusterName}`;
+}
+
+/**
+ * Tags a new endpoint reservation of `clusterName` gets: the cluster tag, the role tag and
+ * {@link controlPlaneEipTag}.
+ */
 export function endpointTags(clusterName: string): string[] {
+  return [...endpointFindTags(clusterName), controlPlaneEipTag(clusterName)];
+}
+
+/**
+ * Tags that identify the endpoint reservation of `clusterName` (cluster + role). Finding does not
+ * require {@link controlPlaneEipTag}: reservations made before it existed lack it, and apply adds
+ * it (see {@link EndpointPlan.retag}) instead of reserving a second address.
+ */
+export function endpointFindTags(clusterName: string): string[] {
   return [clusterTag(clusterName), ENDPOINT_ROLE_TAG];
 }
 
-/** True when `r` carries both endpoint tags of the cluster. */
+/** True when `r` carries the cluster's endpoint find tags ({@link endpointFindTags}). */
 export function isEndpointReservation(r: IPReservation, clusterName: string): boolean {
   const tags = r.tags ?? [];
-  return endpointTags(clusterName).every((t) => tags.includes(t));
+  return endpointFindTags(clusterName).every((t) => tags.includes(t));
+}
+
+/**
+ * The full tag list the reservation `r` must carry when it lacks some of
+ * {@link endpointTags} (its own tags first, then the missing ones); undefined when complete.
+ * `PATCH /ips/{id}` replaces the whole `tags` array, so the existing tags are kept in it.
+ */
+export function missingEndpointTags(r: IPReservation, clusterName: string): string[] | undefined {
+  const have = r.tags ?? [];
+  const missing = endpointTags(clusterName).filter((t) => !have.includes(t));
+  return missing.length > 0 ? [...have, ...missing] : undefined;
 }
 
 /** `https://<address>:6443`. */

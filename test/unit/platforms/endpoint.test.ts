@@ -11,7 +11,10 @@ import {
   applyPhases,
   planPhases,
 } from '../../../src/platforms/equinixmetal/apply.js';
-import { ENDPOINT_ROLE_TAG } from '../../../src/platforms/equinixmetal/endpoint.js';
+import {
+  ENDPOINT_ROLE_TAG,
+  controlPlaneEipTag,
+} from '../../../src/platforms/equinixmetal/endpoint.js';
 import { createPlainRunner } from '../../../src/tasks/phase.js';
 import { LokoError } from '../../../src/util/errors.js';
 import { Chalk } from 'chalk';
@@ -21,7 +24,8 @@ import { applyCtx } from './helpers.js';
 
 const runner = createPlainRunner();
 const signal = new AbortController().signal;
-const TAGS = ['loko:cluster=demo', ENDPOINT_ROLE_TAG];
+/** A new reservation's tags: cluster, role and the CPEM `eipTag` unique to this cluster's endpoint. */
+const TAGS = ['loko:cluster=demo', ENDPOINT_ROLE_TAG, 'loko:control-plane-endpoint=demo'];
 const kinds = (ctx: { executor: { recorded: readonly { kind: string }[] } }) =>
   ctx.executor.recorded.map((m) => m.kind);
 
@@ -32,7 +36,7 @@ function holder(api: FakeMetal): string | undefined {
 }
 
 describe('control-plane Elastic IP', { timeout: 30_000 }, () => {
-  it('is reserved before any device is created, in the metro, with both tags; then assigned', async () => {
+  it('is reserved before any device is created, in the metro, with its three tags; then assigned', async () => {
     const api = new FakeMetal();
     const ctx = await applyCluster(applyCtx(api, cluster()), { runner, signal });
     expect(kinds(ctx)[0]).toBe('reserve-ip');
@@ -43,6 +47,8 @@ describe('control-plane Elastic IP', { timeout: 30_000 }, () => {
     );
     expect(api.reservations).toHaveLength(1);
     expect(api.reservations[0]).toMatchObject({ cidr: 32, tags: TAGS, metro: { code: 'sv' } });
+    // CPEM's eipTag: one tag that only this cluster's endpoint carries.
+    expect(api.reservations[0]!.tags).toContain(controlPlaneEipTag('demo'));
     expect(holder(api)).toBe('demo-controller-0');
     expect(ctx.summary?.controlPlaneEndpoint).toBe(api.reservations[0]!.network);
     // Not mistaken for the device's own address.
