@@ -4,7 +4,7 @@
  *
  * Sources, in order, for each manifest:
  * 1. the cache `<cacheDir>/<sha256>.yaml` (re-verified on every read; a corrupt entry is ignored and
- *    replaced);
+ *    replaced), then any `sharedCacheDirs` (e.g. the per-user cache `npm run kube:build` fills);
  * 2. `dir` (`manifest_dir`): the file `<dir>/<host>/<path>` of the URL, e.g.
  *    `<dir>/raw.githubusercontent.com/metallb/metallb/v0.16.2/config/manifests/metallb-native.yaml`;
  * 3. HTTP(S): `<mirror>/<host>/<path>` when `mirror` (`manifest_mirror`) is set, else the URL.
@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile, rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import type { UpstreamManifest } from '../types.js';
 import { LokoError, InterruptedError } from '../../util/errors.js';
@@ -24,6 +25,12 @@ export interface FetchUpstreamOptions {
   mirror?: string;
   /** Local directory holding `<host>/<path>` of each pinned URL (`manifest_dir`). */
   dir?: string;
+  /**
+   * Further caches in the same `<sha256>.yaml` layout, read only (after `cacheDir`, before `dir`),
+   * e.g. {@link userManifestCacheDir} that `npm run kube:build` fills for offline `--emulator`
+   * runs. A verified hit is copied into `cacheDir`.
+   */
+  sharedCacheDirs?: readonly string[];
   /** Aborts downloads (Ctrl-C); rejects with {@link InterruptedError}. */
   signal?: AbortSignal;
   /** Per-download timeout in milliseconds (default {@link DEFAULT_FETCH_TIMEOUT_MS}). */
@@ -36,6 +43,15 @@ export const DEFAULT_FETCH_TIMEOUT_MS = 60_000;
 const HINT_OFFLINE =
   'Without internet access, set manifest_dir (a directory holding <host>/<path> of each URL) or ' +
   'manifest_mirror (an HTTP server with the same layout); see docs/manifests.md.';
+
+/**
+ * The per-user manifest cache `${XDG_CACHE_HOME:-$HOME/.cache}/loko/manifests` (same `<sha256>.yaml`
+ * layout), which `npm run kube:build` fills with the verified pinned manifests.
+ */
+export function userManifestCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const cacheHome = env.XDG_CACHE_HOME || path.join(env.HOME || homedir(), '.cache');
+  return path.join(cacheHome, 'loko', 'manifests');
+}
 
 /** Lowercase hex sha256 of `bytes`. */
 export function sha256Hex(bytes: Uint8Array | string): string {
@@ -131,7 +147,13 @@ function checkDigestShape(m: UpstreamManifest): void {
 async function fetchOne(m: UpstreamManifest, opts: FetchUpstreamOptions): Promise<string> {
   throwIfAborted(opts.signal);
   const cached = await readCache(m, opts.cacheDir);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) return Buffer.from(cached).toString('utf8');
+  for (const shared of opts.sharedCacheDirs ?? []) {
+    const hit = await readCache(m, shared);
+    if (hit === undefined) continue;
+    await writeCache(opts.cacheDir, m, hit);
+    return Buffer.from(hit).toString('utf8');
+  }
 
   let bytes: Uint8Array;
   let source: string;
@@ -148,7 +170,7 @@ async function fetchOne(m: UpstreamManifest, opts: FetchUpstreamOptions): Promis
   return Buffer.from(bytes).toString('utf8');
 }
 
-async function readCache(m: UpstreamManifest, cacheDir: string): Promise<string | undefined> {
+async function readCache(m: UpstreamManifest, cacheDir: string): Promise<Buffer | undefined> {
   let bytes: Buffer;
   try {
     bytes = await readFile(cachePath(cacheDir, m));
@@ -157,7 +179,7 @@ async function readCache(m: UpstreamManifest, cacheDir: string): Promise<string 
   }
   // A cache entry is trusted only after re-verification: a truncated or edited file is refetched.
   if (sha256Hex(bytes) !== m.sha256) return undefined;
-  return bytes.toString('utf8');
+  return bytes;
 }
 
 async function writeCache(cacheDir: string, m: UpstreamManifest, bytes: Uint8Array): Promise<void> {
