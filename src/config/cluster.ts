@@ -119,6 +119,10 @@ export function decodeCluster(
     );
   }
   if (metro.facility !== undefined) cluster.facility = metro.facility;
+  const mirror = val<string>('manifest_mirror');
+  if (mirror !== undefined) cluster.manifestMirror = mirror.replace(/\/+$/, '');
+  const manifestDir = resolveDir(attr('manifest_dir'), 'manifest_dir', sink);
+  if (manifestDir !== undefined) cluster.manifestDir = manifestDir;
   if (attr('os').valid) checkOs(cluster.os, where, sources.get('cluster.os')!, sink);
 
   const inherited = {
@@ -251,16 +255,21 @@ function resolveMetro(
 }
 
 function resolveAssetDir(a: DecodedAttr, sink: DiagnosticSink): string | undefined {
+  return resolveDir(a, 'asset_dir', sink);
+}
+
+/** A directory attribute: not empty, no unexpanded "~", relative to the declaring file. */
+function resolveDir(a: DecodedAttr, name: string, sink: DiagnosticSink): string | undefined {
   if (typeof a.value !== 'string' || !a.attr) return undefined;
   const dir = a.value;
   if (dir.trim() === '') {
-    sink.error('Invalid value for "asset_dir"', 'asset_dir cannot be empty.', a.attr.expr.range);
+    sink.error(`Invalid value for "${name}"`, `${name} cannot be empty.`, a.attr.expr.range);
     return undefined;
   }
   if (dir.startsWith('~')) {
     sink.error(
-      'Invalid value for "asset_dir"',
-      `"${dir}" starts with "~", which is not expanded here; write asset_dir = pathexpand("${dir}").`,
+      `Invalid value for "${name}"`,
+      `"${dir}" starts with "~", which is not expanded here; write ${name} = pathexpand("${dir}").`,
       a.attr.expr.range,
     );
     return undefined;

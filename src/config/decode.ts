@@ -38,12 +38,42 @@ export interface DecodedAttr {
 /** A decoded body: every spec attribute (set or not), and the nested blocks by type. */
 export interface DecodedBody {
   attrs: Map<string, DecodedAttr>;
+  /** Nested blocks with well-formed labels, by type (every spec block type has an entry). */
   blocks: Map<string, Block[]>;
+  /**
+   * The nested blocks of `blocks`, each decoded with its own spec, when decoded with
+   * `{ nested: true }` (component bodies: a component's decode has no evaluation context).
+   */
+  nested?: Map<string, DecodedBlock[]>;
+}
+
+/** A nested block decoded with its spec. */
+export interface DecodedBlock {
+  block: Block;
+  /** Label values, e.g. `["default"]` for `address_pool "default" { ... }`. */
+  labels: string[];
+  body: DecodedBody;
+}
+
+/**
+ * The body of a block that is not written: every attribute unset (defaults apply in the
+ * consumer), no nested blocks. What a component's decode gets when the component has no block.
+ */
+export function emptyDecodedBody(spec: BlockSpec): DecodedBody {
+  const out: DecodedBody = { attrs: new Map(), blocks: new Map(), nested: new Map() };
+  for (const a of spec.attributes) out.attrs.set(a.name, { spec: a, valid: true });
+  for (const b of spec.blocks) {
+    out.blocks.set(b.type, []);
+    out.nested!.set(b.type, []);
+  }
+  return out;
 }
 
 /**
  * Decodes `body` against `spec`. `where` names the block in messages (e.g. `cluster "equinixmetal"`),
- * `header` is where "missing attribute" diagnostics point.
+ * `header` is where "missing attribute" diagnostics point. With `opts.nested`, nested blocks are
+ * decoded too (recursively) into {@link DecodedBody.nested}; a repeated non-repeatable nested block
+ * is then an error.
  */
 export function decodeBody(
   body: Body,
@@ -51,6 +81,7 @@ export function decodeBody(
   where: string,
   header: SourceRange,
   ctx: EvalContext,
+  opts: { nested?: boolean } = {},
 ): DecodedBody {
   const sink = ctx.sink;
   const attrSpecs = new Map(spec.attributes.map((a) => [a.name, a]));
@@ -120,6 +151,7 @@ export function decodeBody(
     }
     unknownName('block', block.type, block.typeRange, spec, where, sink);
   }
+  if (opts.nested) out.nested = decodeNested(out.blocks, spec, ctx);
 
   for (const a of spec.attributes) {
     if (a.required && out.attrs.get(a.name)!.attr === undefined) {
@@ -139,6 +171,41 @@ export function decodeBody(
     );
   }
   return out;
+}
+
+function decodeNested(
+  blocks: Map<string, Block[]>,
+  spec: BlockSpec,
+  ctx: EvalContext,
+): Map<string, DecodedBlock[]> {
+  const nested = new Map<string, DecodedBlock[]>();
+  for (const bspec of spec.blocks) {
+    const list: DecodedBlock[] = [];
+    const seen = new Map<string, SourceRange>();
+    for (const block of blocks.get(bspec.type) ?? []) {
+      const labels = block.labels.map((l) => l.value);
+      const key = labels.join('\u0000');
+      // Unlabelled repeatable blocks (a list of `rule { }`) may repeat freely.
+      const prev = bspec.repeatable && labels.length === 0 ? undefined : seen.get(key);
+      if (prev) {
+        const what = `${bspec.type}${labels.map((l) => ` "${l}"`).join('')}`;
+        ctx.sink.error(
+          `Duplicate ${what}`,
+          bspec.repeatable
+            ? `${what} is already defined at ${formatPosition(prev)}; each needs a unique label.`
+            : `${bspec.type} is already set at ${formatPosition(prev)}; it may appear once.`,
+          block.headerRange,
+        );
+        continue;
+      }
+      seen.set(key, block.headerRange);
+      const where = `${bspec.type}${labels.map((l) => ` "${l}"`).join('')}`;
+      const body = decodeBody(block.body, bspec, where, block.headerRange, ctx, { nested: true });
+      list.push({ block, labels, body });
+    }
+    nested.set(bspec.type, list);
+  }
+  return nested;
 }
 
 function unknownName(

@@ -6,7 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { variableReferences, type Block, type Body } from './ast.js';
 import { decodeCluster } from './cluster.js';
-import { checkLabels } from './decode.js';
+import { checkLabels, decodeBody } from './decode.js';
 import {
   DiagnosticSink,
   formatPosition,
@@ -17,7 +17,7 @@ import {
 import type { EvalContext } from './evaluate.js';
 import { parseHcl } from './parse.js';
 import { COMPONENT_SPEC, TOP_LEVEL_BLOCKS, TOP_LEVEL_UNSUPPORTED } from './spec.js';
-import type { ClusterConfig, LoadOptions, LoadResult } from './types.js';
+import type { ClusterConfig, ConfiguredBlock, LoadOptions, LoadResult } from './types.js';
 import { declareVariables, readVarFile, VariableResolver, type VarFile } from './variables.js';
 
 /** File name of the optional variable file in the configuration directory. */
@@ -25,7 +25,8 @@ export const VARS_FILE = 'lokocfg.vars';
 
 /**
  * Loads a configuration: `opts.path` is a directory (every `*.lokocfg` in it, sorted by name, not
- * recursive, merged) or a single file. Never throws for configuration mistakes: every problem is a
+ * recursive, merged) or a single file. With `opts.componentSpecs`, `component` bodies are decoded
+ * with their component's spec (variables and functions work there as in the cluster block). Never throws for configuration mistakes: every problem is a
  * {@link Diagnostic} with file:line:col where one exists, and `cluster` is set only when there is no
  * error. Syntax errors stop the load after parsing (the tree is not trustworthy). `files` lists the
  * config files, then lokocfg.vars and --var-file files that were read.
@@ -84,6 +85,14 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const resolver = new VariableResolver({ decls, cli: opts.vars ?? {}, env, files: varFiles });
   await resolver.prepare(sink);
 
+  const ctx: EvalContext = {
+    sink,
+    functions: true,
+    env,
+    lookupVar: (name, range) => resolver.lookup(name, range, sink),
+    variableNames: [...decls.keys()],
+  };
+
   for (const block of top.component) {
     if (!checkLabels(block, COMPONENT_SPEC, sink)) continue;
     const label = block.labels[0]!;
@@ -96,21 +105,32 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
       );
       continue;
     }
-    result.components.set(label.value, { range: block.range });
+    const entry: ConfiguredBlock = { range: block.range, headerRange: block.headerRange };
+    result.components.set(label.value, entry);
     result.sources.set(`component.${label.value}`, block.headerRange);
+    if (!opts.componentSpecs) continue;
+    const spec = opts.componentSpecs.get(label.value);
+    if (!spec) {
+      const names = [...opts.componentSpecs.keys()];
+      const near = suggest(label.value, names);
+      sink.error(
+        `Unknown component "${label.value}"`,
+        `${near ? `Did you mean "${near}"? ` : ''}Valid components: ${names.join(', ')} (\`loko component list\` describes them).`,
+        label.range,
+      );
+      continue;
+    }
+    const errorsBefore = sink.errorCount;
+    const where = `component "${label.value}"`;
+    const body = decodeBody(block.body, spec, where, block.headerRange, ctx, { nested: true });
+    for (const [name, a] of body.attrs) {
+      if (a.attr) result.sources.set(`component.${label.value}.${name}`, a.attr.expr.range);
+    }
+    if (sink.errorCount === errorsBefore) entry.body = body;
   }
 
   let cluster: ClusterConfig | undefined;
-  if (top.cluster.length > 0) {
-    const ctx: EvalContext = {
-      sink,
-      functions: true,
-      env,
-      lookupVar: (name, range) => resolver.lookup(name, range, sink),
-      variableNames: [...decls.keys()],
-    };
-    cluster = decodeCluster(top.cluster, ctx, result.sources);
-  }
+  if (top.cluster.length > 0) cluster = decodeCluster(top.cluster, ctx, result.sources);
 
   if (found.siblings && found.siblings.length > 0) noteSiblings(sink, found.siblings, opts.path);
 

@@ -68,11 +68,11 @@ function labelSchema(l: LabelSpec): Schema {
   return s;
 }
 
-function bodySchema(b: BlockSpec): Schema {
+function bodySchema(b: BlockSpec, refOf: (nested: BlockSpec) => string = (n) => n.type): Schema {
   if (b.freeform) return { type: 'object', description: b.description };
   const properties: Record<string, unknown> = {};
   for (const a of b.attributes) properties[a.name] = attrSchema(a);
-  for (const nested of b.blocks) properties[nested.type] = blockSchema(nested);
+  for (const nested of b.blocks) properties[nested.type] = blockSchema(nested, refOf(nested));
   for (const [name, why] of Object.entries(b.unsupported ?? {})) {
     properties[name] = { description: `Not supported by loko: ${why}`, not: {} };
   }
@@ -89,8 +89,8 @@ function bodySchema(b: BlockSpec): Schema {
 }
 
 /** A labelled block in JSON form: an object keyed by the label (one label level per label). */
-function blockSchema(b: BlockSpec): Schema {
-  let s: Schema = { $ref: `#/$defs/${b.type}` };
+function blockSchema(b: BlockSpec, ref = b.type): Schema {
+  let s: Schema = { $ref: `#/$defs/${ref}` };
   for (const label of [...b.labels].reverse()) {
     const names = labelSchema(label);
     s = {
@@ -105,10 +105,38 @@ function blockSchema(b: BlockSpec): Schema {
 }
 
 /**
- * The JSON Schema of a lokocfg configuration (HCL JSON form), generated from the loader's
- * declarative specs. Written to `schema/lokocfg.schema.json` by `npm run schema`.
+ * `component` keyed by the known component names, each body by its spec (`$defs` entries
+ * `component.<name>`, nested blocks `component.<name>.<type>` so they cannot collide with the
+ * cluster's).
  */
-export function configJsonSchema(): object {
+function componentsSchema(
+  specs: ReadonlyMap<string, BlockSpec>,
+  defs: Record<string, unknown>,
+): Schema {
+  const properties: Record<string, unknown> = {};
+  const addDefs = (b: BlockSpec, ref: string): void => {
+    defs[ref] = bodySchema(b, (nested) => `${ref}.${nested.type}`);
+    for (const nested of b.blocks) addDefs(nested, `${ref}.${nested.type}`);
+  };
+  for (const [name, spec] of specs) {
+    addDefs(spec, `component.${name}`);
+    properties[name] = { $ref: `#/$defs/component.${name}` };
+  }
+  return {
+    type: 'object',
+    description: `${COMPONENT_SPEC.description} Keyed by the component name: ${[...specs.keys()].join(', ')}.`,
+    properties,
+    additionalProperties: false,
+  };
+}
+
+/**
+ * The JSON Schema of a lokocfg configuration (HCL JSON form), generated from the loader's
+ * declarative specs. With `componentSpecs` (the component registry's specs, by name), component
+ * bodies are described too; without, they are free-form objects. Written to
+ * `schema/lokocfg.schema.json` by `npm run schema` (with every registered component).
+ */
+export function configJsonSchema(componentSpecs?: ReadonlyMap<string, BlockSpec>): object {
   const properties: Record<string, unknown> = {};
   for (const b of TOP_LEVEL_BLOCKS) properties[b.type] = blockSchema(b);
   for (const [name, why] of Object.entries(TOP_LEVEL_UNSUPPORTED)) {
@@ -120,11 +148,15 @@ export function configJsonSchema(): object {
     b.blocks.forEach(addDefs);
   };
   [CLUSTER_SPEC, VARIABLE_SPEC, COMPONENT_SPEC].forEach(addDefs);
+  if (componentSpecs && componentSpecs.size > 0) {
+    properties.component = componentsSchema(componentSpecs, defs);
+    delete defs.component;
+  }
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     title: 'loko configuration (*.lokocfg)',
     description:
-      "A loko configuration in HCL's JSON form: each block is an object keyed by its labels. Generated from src/config/spec.ts by `npm run schema`; do not edit.",
+      "A loko configuration in HCL's JSON form: each block is an object keyed by its labels. Generated from src/config/spec.ts and the component registry (src/components/registry.ts) by `npm run schema`; do not edit.",
     type: 'object',
     properties,
     additionalProperties: false,

@@ -363,6 +363,22 @@ export const CLUSTER_SPEC: BlockSpec = {
       default: {},
     },
     reservationIdsDefault,
+    {
+      name: 'manifest_mirror',
+      description:
+        'Base URL (http:// or https://) of a mirror of the pinned upstream manifests, for clusters without internet access: an upstream URL "https://host/path" is fetched as "<manifest_mirror>/host/path" and its sha256 is checked as usual. The environment variable LOKO_MANIFEST_MIRROR overrides it.',
+      value: {
+        type: 'string',
+        pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
+        format: 'an http:// or https:// base URL such as "https://mirror.example.com/loko"',
+      },
+    },
+    {
+      name: 'manifest_dir',
+      description:
+        'Directory holding the pinned upstream manifests in the "host/path" layout of their URLs (e.g. raw.githubusercontent.com/metallb/metallb/v0.15.2/config/manifests/metallb-native.yaml), read instead of downloading; each file\'s sha256 is checked as usual. Relative paths resolve against the directory of the file that sets it.',
+      value: { type: 'string' },
+    },
   ],
   blocks: [WORKER_POOL_SPEC],
   requireOneOf: ['metro', 'facility'],

@@ -4,6 +4,8 @@
  * Field names follow lokoctl's HCL attributes (see ../shared/reference/lokomotive.md §2) so users of
  * lokoctl recognise them. Every value carries no position; positions live in {@link SourceIndex}.
  */
+import type { DecodedBody } from './decode.js';
+import type { BlockSpec } from './spec.js';
 
 /** A position in a config file: 1-based line and column. */
 export interface SourcePos {
@@ -96,6 +98,17 @@ export interface ClusterConfig {
   /** IPv4 CIDR of Service cluster IPs (kubeadm `serviceSubnet`), e.g. `10.3.0.0/16`. */
   serviceCidr: string;
   workerPools: WorkerPoolConfig[];
+  /**
+   * `manifest_mirror`: base URL (http or https, no trailing slash) that serves pinned upstream
+   * manifests for offline clusters; an upstream URL `https://host/path` is fetched as
+   * `<mirror>/host/path`. Unset: fetched from the upstream URL.
+   */
+  manifestMirror?: string;
+  /**
+   * `manifest_dir`: absolute directory holding pinned upstream manifests in the same `host/path`
+   * layout (relative values resolve against the declaring file's directory). Unset: not used.
+   */
+  manifestDir?: string;
 }
 
 /** Config-path -> source range, e.g. `cluster.controller_count` or `cluster.worker_pool.web.count`. */
@@ -105,13 +118,26 @@ export type SourceIndex = Map<string, SourceRange>;
 export interface LoadResult {
   /** Present only when there is no error diagnostic. */
   cluster?: ClusterConfig;
-  /** Raw `component "<name>"` bodies, for later issues; key = component name. */
-  components: Map<string, { range: SourceRange }>;
+  /** `component "<name>"` blocks; key = component name (see {@link ConfiguredBlock}). */
+  components: Map<string, ConfiguredBlock>;
   diagnostics: Diagnostic[];
   /** Where each value came from, for preflight diagnostics (metro, plan, os, ...). */
   sources: SourceIndex;
   /** The files that were read, in load order. */
   files: string[];
+}
+
+/**
+ * One `component "<name>"` block. `body` is its body decoded with the component's spec (see
+ * {@link LoadOptions.componentSpecs}); undefined when no spec was given for the load or the body
+ * had errors (then diagnostics name them).
+ */
+export interface ConfiguredBlock {
+  /** The whole block. */
+  range: SourceRange;
+  /** `component "<name>"`, where messages about the block as a whole point. */
+  headerRange: SourceRange;
+  body?: DecodedBody;
 }
 
 /** Options for {@link LoadResult} producing loads. */
@@ -124,4 +150,11 @@ export interface LoadOptions {
   varFiles?: string[];
   /** Environment, for `LOKO_VAR_<name>` and `env()`; defaults to process.env. */
   env?: Record<string, string | undefined>;
+  /**
+   * Body spec per known component name (from the component registry, which src/config does not
+   * import). Given: every `component` body is decoded with its spec (same diagnostics as the
+   * cluster block) and an unknown name is an error at its label listing the valid ones. Not
+   * given: component bodies are only recorded (no body decoding, any name accepted).
+   */
+  componentSpecs?: ReadonlyMap<string, BlockSpec>;
 }

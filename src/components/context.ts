@@ -1,0 +1,93 @@
+/**
+ * Building the {@link ComponentContext} a render gets: the caller's cluster facts plus the
+ * verified texts of the pinned upstream manifests the chosen components need.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { fetchUpstreamManifests } from './upstream/fetch.js';
+import type { ConfiguredComponent } from './resolve.js';
+import type { ComponentContext, UpstreamManifest } from './types.js';
+
+/** Environment variable that overrides `manifest_mirror`. */
+export const MANIFEST_MIRROR_ENV = 'LOKO_MANIFEST_MIRROR';
+
+/** What {@link buildComponentContext} needs. */
+export interface ComponentContextInput {
+  /** The components of this apply/render (their `upstream` lists are fetched). */
+  set: readonly ConfiguredComponent[];
+  /**
+   * The cluster's asset dir: manifests are cached in `<assetDir>/manifests`. Unset (no cluster
+   * block): `$XDG_CACHE_HOME/loko/manifests`, else `~/.cache/loko/manifests`.
+   */
+  assetDir?: string;
+  /** `manifest_mirror` of the cluster block; {@link MANIFEST_MIRROR_ENV} in `env` wins. */
+  manifestMirror?: string;
+  /** `manifest_dir` of the cluster block (absolute). */
+  manifestDir?: string;
+  /** Environment (default process.env), for {@link MANIFEST_MIRROR_ENV} and the cache dir. */
+  env?: Record<string, string | undefined>;
+  signal?: AbortSignal;
+  clusterName?: string;
+  projectId?: string;
+  metro?: string;
+  podCidr?: string;
+  serviceCidr?: string;
+  controlPlaneEndpoint?: ComponentContext['controlPlaneEndpoint'];
+  /** The project API key for the cluster (a secret). */
+  metalApiKey?: string;
+  /**
+   * All component names of the apply (configured + bootstrap) when `set` is a subset, e.g.
+   * `component apply metallb` on a cluster that also runs the bootstrap components. Default: the
+   * names of `set`.
+   */
+  components?: Iterable<string>;
+  /** Replaces the fetch (tests); default `fetchUpstreamManifests` of ./upstream/fetch.ts. */
+  fetch?: typeof fetchUpstreamManifests;
+}
+
+/** Where fetched manifests are cached for `assetDir` (or without a cluster). */
+export function manifestCacheDir(
+  assetDir: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): string {
+  if (assetDir) return path.join(assetDir, 'manifests');
+  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
+  return path.join(base, 'loko', 'manifests');
+}
+
+/**
+ * Fetches (or reads from the cache / `manifest_dir` / mirror) and verifies every upstream
+ * manifest of `input.set`, and returns the context for rendering them. Rejects with the fetch's
+ * LokoErrors (digest mismatch naming the URL and both digests, unreachable URL with the offline
+ * options) and InterruptedError when `signal` aborts.
+ */
+export async function buildComponentContext(
+  input: ComponentContextInput,
+): Promise<ComponentContext> {
+  const env = input.env ?? process.env;
+  const manifests: UpstreamManifest[] = input.set.flatMap((c) => c.def.upstream);
+  const mirror = env[MANIFEST_MIRROR_ENV]?.trim() || input.manifestMirror;
+  const fetch = input.fetch ?? fetchUpstreamManifests;
+  const upstream =
+    manifests.length === 0
+      ? new Map<string, string>()
+      : await fetch(manifests, {
+          cacheDir: manifestCacheDir(input.assetDir, env),
+          ...(mirror ? { mirror: mirror.replace(/\/+$/, '') } : {}),
+          ...(input.manifestDir ? { dir: input.manifestDir } : {}),
+          ...(input.signal ? { signal: input.signal } : {}),
+        });
+  const ctx: ComponentContext = {
+    upstream,
+    components: new Set(input.components ?? input.set.map((c) => c.def.name)),
+  };
+  if (input.clusterName !== undefined) ctx.clusterName = input.clusterName;
+  if (input.projectId !== undefined) ctx.projectId = input.projectId;
+  if (input.metro !== undefined) ctx.metro = input.metro;
+  if (input.podCidr !== undefined) ctx.podCidr = input.podCidr;
+  if (input.serviceCidr !== undefined) ctx.serviceCidr = input.serviceCidr;
+  if (input.controlPlaneEndpoint !== undefined)
+    ctx.controlPlaneEndpoint = input.controlPlaneEndpoint;
+  if (input.metalApiKey !== undefined) ctx.metalApiKey = input.metalApiKey;
+  return ctx;
+}

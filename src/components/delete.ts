@@ -1,0 +1,149 @@
+/**
+ * Removing components from a cluster: deletes exactly the objects loko applied for each
+ * component (both loko labels, see src/kube `componentSelector`), custom resources first,
+ * Namespaces and CRDs last, and keeps the component's namespace unless asked. Deleting what is
+ * already gone is a no-op. Never prints: progress goes through `onProgress`.
+ */
+import {
+  componentSelector,
+  KIND_ORDER,
+  pruneComponent,
+  type ApplyProgress,
+  type KubeClient,
+  type ObjectRef,
+} from '../kube/index.js';
+import { InterruptedError } from '../util/errors.js';
+import { ComponentApplyError, uniqueKinds } from './apply.js';
+import type { ConfiguredComponent } from './resolve.js';
+import type { ComponentContext } from './types.js';
+
+/** What deleting one component did. */
+export interface ComponentDeleteReport {
+  name: string;
+  namespace: string;
+  deleted: ObjectRef[];
+  /** The component's namespace was kept (no `deleteNamespace`). */
+  keptNamespace: boolean;
+}
+
+/** Options of {@link deleteComponents}. */
+export interface DeleteComponentsOptions {
+  /** Delete the component's Namespace objects too (default: keep them). */
+  deleteNamespace?: boolean;
+  /**
+   * Context to render the components with, so the kinds they render are searched (including
+   * custom resources of their CRDs). Without it, only the built-in kinds below and the kinds
+   * served by the component's own CRDs are searched.
+   */
+  ctx?: ComponentContext;
+  signal?: AbortSignal;
+  onProgress?: (e: { component: string; event: ApplyProgress }) => void;
+}
+
+/** Built-in kinds a component can hold objects of, searched on every delete. */
+const BUILTIN_KINDS: { apiVersion: string; kind: string }[] = (() => {
+  const api: Record<string, string> = {
+    Namespace: 'v1',
+    CustomResourceDefinition: 'apiextensions.k8s.io/v1',
+    PriorityClass: 'scheduling.k8s.io/v1',
+    NetworkPolicy: 'networking.k8s.io/v1',
+    ResourceQuota: 'v1',
+    LimitRange: 'v1',
+    PodDisruptionBudget: 'policy/v1',
+    ServiceAccount: 'v1',
+    Secret: 'v1',
+    ConfigMap: 'v1',
+    StorageClass: 'storage.k8s.io/v1',
+    ClusterRole: 'rbac.authorization.k8s.io/v1',
+    ClusterRoleBinding: 'rbac.authorization.k8s.io/v1',
+    Role: 'rbac.authorization.k8s.io/v1',
+    RoleBinding: 'rbac.authorization.k8s.io/v1',
+    Service: 'v1',
+    DaemonSet: 'apps/v1',
+    Deployment: 'apps/v1',
+    StatefulSet: 'apps/v1',
+    Job: 'batch/v1',
+    CronJob: 'batch/v1',
+    IngressClass: 'networking.k8s.io/v1',
+    APIService: 'apiregistration.k8s.io/v1',
+    MutatingWebhookConfiguration: 'admissionregistration.k8s.io/v1',
+    ValidatingWebhookConfiguration: 'admissionregistration.k8s.io/v1',
+  };
+  return KIND_ORDER.filter((k) => api[k]).map((kind) => ({ apiVersion: api[kind]!, kind }));
+})();
+
+/**
+ * Kinds served by the CRDs loko applied for `component` (so their custom resources are found
+ * even when the component is not rendered).
+ */
+async function componentCrdKinds(
+  client: KubeClient,
+  component: string,
+): Promise<{ apiVersion: string; kind: string }[]> {
+  const crds = await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition', {
+    labelSelector: componentSelector(component),
+  });
+  const out: { apiVersion: string; kind: string }[] = [];
+  for (const crd of crds) {
+    const spec = crd.spec as
+      | {
+          group?: string;
+          names?: { kind?: string };
+          versions?: { name?: string; served?: boolean }[];
+        }
+      | undefined;
+    const version = spec?.versions?.find((v) => v.served !== false)?.name;
+    if (spec?.group && spec.names?.kind && version)
+      out.push({ apiVersion: `${spec.group}/${version}`, kind: spec.names.kind });
+  }
+  return out;
+}
+
+/**
+ * Deletes what loko applied for each component of `set` (in reverse order, so dependants go
+ * before what they depend on) and reports what went. Re-running finds nothing and deletes
+ * nothing. Errors: {@link ComponentApplyError} naming the component; InterruptedError on abort.
+ */
+export async function deleteComponents(
+  client: KubeClient,
+  set: readonly ConfiguredComponent[],
+  opts: DeleteComponentsOptions = {},
+): Promise<ComponentDeleteReport[]> {
+  const reports: ComponentDeleteReport[] = [];
+  for (const c of [...set].reverse()) {
+    if (opts.signal?.aborted) throw new InterruptedError();
+    const name = c.def.name;
+    try {
+      const rendered = opts.ctx ? c.def.render(c.config, opts.ctx) : [];
+      const kinds = uniqueKinds([
+        ...(await componentCrdKinds(client, name)),
+        ...rendered,
+        ...BUILTIN_KINDS,
+      ]);
+      const searched = opts.deleteNamespace
+        ? kinds
+        : kinds.filter((k) => !(k.kind === 'Namespace' && k.apiVersion === 'v1'));
+      // Custom resources first: their kinds vanish once their CRD is deleted.
+      const custom = searched.filter((k) => !BUILTIN_KINDS.some((b) => b.kind === k.kind));
+      const builtin = searched.filter((k) => BUILTIN_KINDS.some((b) => b.kind === k.kind));
+      const progress = {
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        onProgress: (event: ApplyProgress) => opts.onProgress?.({ component: name, event }),
+      };
+      const deleted = [
+        ...(await pruneComponent(client, name, [], custom, progress)),
+        ...(await pruneComponent(client, name, [], builtin, progress)),
+      ];
+      reports.push({
+        name,
+        namespace: c.def.namespace,
+        deleted,
+        keptNamespace: !opts.deleteNamespace,
+      });
+    } catch (err) {
+      if (err instanceof InterruptedError || opts.signal?.aborted) throw err;
+      throw new ComponentApplyError(name, err);
+    }
+  }
+  return reports;
+}
