@@ -11,6 +11,12 @@
 //   node scripts/kube-build.mjs --print-bin-dir                print the bin dir and exit
 //   node scripts/kube-build.mjs --update-modules               regenerate tools/k8s/*/go.mod from
 //                                                              versions.json (needs the module proxy)
+//   node scripts/kube-build.mjs --manifests-only               only fill the manifest cache (below)
+//
+// Every full build (no --only) also downloads the Go modules holding the pinned upstream
+// manifests (flannel, MetalLB; UPSTREAM_MANIFESTS below) and fills the per-user manifest cache
+// ${XDG_CACHE_HOME:-$HOME/.cache}/loko/manifests/<sha256>.yaml with their verified bytes, so
+// `--emulator` runs and the tests work offline (docs/manifests.md).
 //
 // Environment: LOKO_KUBE_BIN_DIR overrides the bin dir; XDG_CACHE_HOME / HOME pick the default;
 // GOTOOLCHAIN is passed through (default "local").
@@ -118,6 +124,92 @@ export const BINARY_NAMES = buildPlan({
   etcd: 'v0.0.0',
   kwok: 'v0.0.0',
 }).map((b) => b.name);
+
+// --- pinned upstream manifests ----------------------------------------------------------------
+
+/**
+ * The upstream manifests loko's components pin (a copy of each component's UpstreamManifest:
+ * src/components/flannel/index.ts, src/components/metallb/index.ts; a unit test keeps them equal).
+ */
+export const UPSTREAM_MANIFESTS = [
+  {
+    name: 'kube-flannel',
+    url: 'https://raw.githubusercontent.com/flannel-io/flannel/v0.28.10/Documentation/kube-flannel.yml',
+    sha256: '944a3c1f925f117727a1b7272a323c80965da642498397ec7e6ea9bef0f9e6c5',
+    goModule: {
+      module: 'github.com/flannel-io/flannel',
+      version: 'v0.28.10',
+      path: 'Documentation/kube-flannel.yml',
+    },
+  },
+  {
+    name: 'metallb-native',
+    url: 'https://raw.githubusercontent.com/metallb/metallb/v0.16.2/config/manifests/metallb-native.yaml',
+    sha256: 'e5f7c268f114c446dc60aaad71b7cabf861f637743e033e354d7d48592807c6d',
+    goModule: {
+      module: 'go.universe.tf/metallb',
+      version: 'v0.16.2',
+      path: 'config/manifests/metallb-native.yaml',
+    },
+  },
+];
+
+/** The per-user manifest cache (same rule as userManifestCacheDir in src/components/upstream/fetch.ts). */
+export function manifestCacheDir(env = process.env) {
+  const cacheHome = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
+  return join(cacheHome, 'loko', 'manifests');
+}
+
+/**
+ * Downloads each pinned manifest's Go module (`go mod download -json`, the module proxy), checks
+ * the file's sha256 against the pin and writes it to `<cache>/<sha256>.yaml` (temp file + rename).
+ * An entry that already verifies is kept. Returns 0, or 1 after logging what failed.
+ */
+export function fillManifestCache(cacheDir = manifestCacheDir()) {
+  mkdirSync(cacheDir, { recursive: true });
+  let failed = 0;
+  for (const m of UPSTREAM_MANIFESTS) {
+    const target = join(cacheDir, `${m.sha256}.yaml`);
+    if (existsSync(target) && sha256(readFileSync(target)) === m.sha256) {
+      log(`manifest ${m.name}: cached (${target})`);
+      continue;
+    }
+    const key = `${m.goModule.module}@${m.goModule.version}`;
+    const env = { ...process.env, GOTOOLCHAIN: process.env.GOTOOLCHAIN || 'local', GOFLAGS: '' };
+    const r = spawnSync('go', ['mod', 'download', '-json', key], {
+      env,
+      encoding: 'utf8',
+      cwd: tmpdir(),
+    });
+    let info = {};
+    try {
+      info = JSON.parse(r.stdout);
+    } catch {
+      // reported below
+    }
+    if (r.error || r.status !== 0 || !info.Dir) {
+      log(
+        `FAILED: manifest ${m.name}: go mod download ${key}: ${info.Error || r.stderr?.trim() || r.error?.message}`,
+      );
+      failed++;
+      continue;
+    }
+    const bytes = readFileSync(join(info.Dir, ...m.goModule.path.split('/')));
+    const got = sha256(bytes);
+    if (got !== m.sha256) {
+      log(
+        `FAILED: manifest ${m.name}: ${key}/${m.goModule.path} has sha256 ${got}, pinned ${m.sha256}`,
+      );
+      failed++;
+      continue;
+    }
+    const tmp = `${target}.${process.pid}.tmp`;
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, target);
+    log(`manifest ${m.name}: verified and cached (${target})`);
+  }
+  return failed === 0 ? 0 : 1;
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -272,12 +364,20 @@ async function acquireLock(binDir) {
 }
 
 function parseArgs(argv) {
-  const opts = { only: null, force: false, check: false, printBinDir: false, update: false };
+  const opts = {
+    only: null,
+    force: false,
+    check: false,
+    printBinDir: false,
+    update: false,
+    manifestsOnly: false,
+  };
   for (const a of argv) {
     if (a === '--force') opts.force = true;
     else if (a === '--check') opts.check = true;
     else if (a === '--print-bin-dir') opts.printBinDir = true;
     else if (a === '--update-modules') opts.update = true;
+    else if (a === '--manifests-only') opts.manifestsOnly = true;
     else if (a.startsWith('--only=')) opts.only = a.slice(7).split(',').filter(Boolean);
     else if (a === '-h' || a === '--help') opts.help = true;
     else throw new Error(`unknown argument ${a} (see the header of scripts/kube-build.mjs)`);
@@ -378,6 +478,7 @@ async function build(opts) {
       writeStamp(binDir, fresh);
       log(`${bin.name}: done in ${seconds.toFixed(1)}s`);
     }
+    if (!opts.only && fillManifestCache() !== 0) return 1;
     log(`all done in ${secs(Date.now() - total)}`);
     process.stdout.write(binDir + '\n');
     return 0;
@@ -489,6 +590,7 @@ async function main(argv) {
       return 0;
     }
     if (opts.update) return updateModules();
+    if (opts.manifestsOnly) return fillManifestCache();
     return await build(opts);
   } catch (err) {
     log(`error: ${err.message}`);
