@@ -27,7 +27,13 @@ import {
   type DesiredState,
 } from './desired.js';
 import { isUnprocessable } from './api-errors.js';
-import { endpointTags, endpointUrl, reservationAddress } from './endpoint.js';
+import {
+  controlPlaneEipTag,
+  ENDPOINT_PORT,
+  endpointTags,
+  endpointUrl,
+  reservationAddress,
+} from './endpoint.js';
 import type { Executor } from './executor.js';
 import {
   adminKubeconfig,
@@ -85,6 +91,48 @@ export interface ApplyOptions {
   kubePoll: Omit<PollOptions, 'clock' | 'signal'>;
   /** Connects to the cluster's Kubernetes API (unit tests pass a fake). */
   connect: ConnectClusterApi;
+  /**
+   * Installs the components (the command builds it from src/components; none: apply stops at
+   * Kubernetes, as for `--machines-only` callers and unit tests).
+   */
+  components?: ComponentInstaller;
+  /** Skip the non-bootstrap components (`--skip-components`). */
+  skipComponents?: boolean;
+}
+
+/** The two moments components are applied: right after nodes register, and after they are Ready. */
+export type ComponentStage = 'bootstrap' | 'other';
+
+/** What a component stage may know about the cluster from the Metal side. */
+export interface ComponentFacts {
+  /** The admin kubeconfig written by apply. */
+  kubeconfig: string;
+  /** The cluster's project API key (a secret), once ensured. */
+  metalApiKey?: string;
+  /** The control-plane Elastic IP, its API server port and its unique tag (CPEM `eipTag`). */
+  endpoint?: { address: string; port: number; eipTag: string };
+}
+
+/** One component as a stage applied it. */
+export interface AppliedComponent {
+  name: string;
+  /** Short result, e.g. `3 created, 2 unchanged`. */
+  detail: string;
+}
+
+/**
+ * The seam between the platform and src/components (platforms do not import components): the
+ * command builds it from the loaded configuration. `names` lists a stage's components in apply
+ * order; `apply` applies them, reporting each through `report`, and resolves what it applied.
+ */
+export interface ComponentInstaller {
+  names(stage: ComponentStage): string[];
+  apply(
+    stage: ComponentStage,
+    facts: ComponentFacts,
+    report: (name: string, state: 'running' | 'done' | 'failed', detail?: string) => void,
+    signal: AbortSignal,
+  ): Promise<AppliedComponent[]>;
 }
 
 /** State shared by the apply phases. Fields below `executor` are filled in as phases run. */
@@ -110,6 +158,10 @@ export interface ApplyContext {
   kube?: ClusterApi;
   /** The written admin kubeconfig. */
   kubeconfig?: string;
+  /** The cluster's project API key (a secret), once ensured. */
+  metalApiKey?: string;
+  /** Components applied by this run, in order. */
+  components?: AppliedComponent[];
   /** Nodes as last listed by the Kubernetes phases. */
   nodes?: NodeStatus[];
   summary?: ClusterSummary;
@@ -378,14 +430,62 @@ export const nodesRegisteredPhase: Phase<ApplyContext> = {
 };
 
 /**
- * The bootstrap components (the Equinix Metal CCM and the CNI) come with the component framework
- * (issue 4). Until then this phase applies nothing, and its title says so.
+ * Applies the bootstrap components (the Equinix Metal CCM and the CNI) right after the nodes
+ * register: the CCM initialises the nodes (they keep the `uninitialized` taint until then) and the
+ * CNI makes them Ready, so both must come before the Ready wait. A `component` block only tunes
+ * them; `--skip-components` does not skip them.
  */
 export const bootstrapComponentsPhase: Phase<ApplyContext> = {
-  title: 'Apply the bootstrap components (CCM, CNI): not in this version, nothing applied',
-  skip: (ctx) => kubeSkip(ctx) || 'nothing to apply yet',
-  async run() {},
+  title: 'Apply the bootstrap components',
+  skip: (ctx) =>
+    kubeSkip(ctx) ||
+    (!ctx.options.components ? 'no component installer (machines and Kubernetes only)' : false),
+  items: (ctx) => componentItems(ctx, 'bootstrap'),
+  async run(ctx, io) {
+    await applyStage(ctx, io, 'bootstrap');
+  },
 };
+
+/** Applies the configured components that are not bootstrap ones (MetalLB, ...), once nodes are Ready. */
+export const otherComponentsPhase: Phase<ApplyContext> = {
+  title: 'Apply the components',
+  skip: (ctx) =>
+    kubeSkip(ctx) ||
+    (!ctx.options.components ? 'no component installer (machines and Kubernetes only)' : false) ||
+    (ctx.options.skipComponents ? '--skip-components' : false) ||
+    (ctx.options.components?.names('other').length === 0 ? 'none configured' : false),
+  items: (ctx) => componentItems(ctx, 'other'),
+  async run(ctx, io) {
+    await applyStage(ctx, io, 'other');
+  },
+};
+
+function componentItems(ctx: ApplyContext, stage: ComponentStage): PhaseItem[] {
+  return (ctx.options.components?.names(stage) ?? []).map((n) => ({ key: n, title: n }));
+}
+
+async function applyStage(ctx: ApplyContext, io: PhaseIO, stage: ComponentStage): Promise<void> {
+  const installer = ctx.options.components;
+  if (!installer || !ctx.kubeconfig) return;
+  const applied = await installer.apply(
+    stage,
+    {
+      kubeconfig: ctx.kubeconfig,
+      metalApiKey: ctx.metalApiKey,
+      endpoint: ctx.endpoint
+        ? {
+            address: ctx.endpoint.address,
+            port: ENDPOINT_PORT,
+            eipTag: controlPlaneEipTag(ctx.desired.clusterName),
+          }
+        : undefined,
+    },
+    (name, state, detail) => io.progress.item(name, state, detail),
+    io.signal,
+  );
+  (ctx.components ??= []).push(...applied);
+  io.progress.status(applied.map((a) => `${a.name}: ${a.detail}`).join(', '));
+}
 
 /** Waits until every node of the configuration is Ready. */
 export const nodesReadyPhase: Phase<ApplyContext> = {
@@ -418,6 +518,7 @@ export const kubernetesPhases: Phase<ApplyContext>[] = [
   nodesRegisteredPhase,
   bootstrapComponentsPhase,
   nodesReadyPhase,
+  otherComponentsPhase,
 ];
 
 /** Phases after confirmation. */
@@ -726,7 +827,7 @@ async function waitForNodes(
         {
           hint:
             until === 'ready'
-              ? 'Nodes turn Ready once a CNI runs on them; loko installs no CNI yet (bootstrap components come in a later version). Run `loko health` to see each node.'
+              ? 'Nodes turn Ready once the CNI runs on them (a bootstrap component); check its pods with `kubectl -n kube-flannel get pods` and run `loko health` to see each node.'
               : "A machine registers when kubeadm join succeeds; check the machine's /var/log/cloud-init-output.log. Run `loko cluster apply` again to keep waiting.",
         },
       ),
