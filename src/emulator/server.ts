@@ -5,6 +5,7 @@ import { registerControlRoutes, type ControlOptions } from './control.js';
 import { ApiError, errorBody, INTERNAL_ERROR_MESSAGE } from './errors.js';
 import { API_PREFIX } from './ids.js';
 import { UNMATCHED_ROUTE } from './requestlog.js';
+import { apiKeyDenial, registerApiKeyRoutes } from './routes/api-keys.js';
 import { registerBgpRoutes } from './routes/bgp.js';
 import { registerDeviceRoutes } from './routes/devices.js';
 import { registerHardwareReservationRoutes } from './routes/hardware-reservations.js';
@@ -149,7 +150,9 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
       return reply.code(401).send(errorBody(401, ['You must provide an X-Auth-Token header']));
     }
     if (token !== ctx.state.token) {
-      return reply.code(401).send(errorBody(401, ['Invalid authentication token']));
+      // Project API keys authenticate too, within their project.
+      const denied = apiKeyDenial(ctx.state, String(token), req.method, req.url);
+      if (denied !== undefined) return reply.code(401).send(errorBody(401, [denied]));
     }
     if (sweep(ctx.state, ctx.clock.now())) ctx.changed();
   });
@@ -244,6 +247,7 @@ export function buildServer(ctx: EmulatorContext, control: ControlOptions): Fast
       registerLookupRoutes(api, ctx);
       registerBgpRoutes(api, ctx);
       registerHardwareReservationRoutes(api, ctx);
+      registerApiKeyRoutes(api, ctx);
     },
     { prefix: API_PREFIX },
   );

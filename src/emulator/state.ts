@@ -186,6 +186,21 @@ export interface HardwareReservationRecord {
   createdAt: number;
 }
 
+/**
+ * A project API key (`POST /projects/{id}/api-keys`): its token authenticates API requests for
+ * that project only (routes/api-keys.ts).
+ */
+export interface ApiKeyRecord {
+  id: string;
+  projectId: string;
+  /** The secret sent as `X-Auth-Token`. */
+  token: string;
+  description: string;
+  readOnly: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
 /** A pending "make this hostname's provisioning fail" request (control API). */
 export interface ProvisionFailureRule {
   hostname: string;
@@ -207,6 +222,8 @@ export interface EmulatorState {
   bgpConfigs: BgpConfigRecord[];
   hardwareReservations: HardwareReservationRecord[];
   provisionFailures: ProvisionFailureRule[];
+  /** Project API keys (absent in state files written before they were emulated). */
+  apiKeys?: ApiKeyRecord[];
 }
 
 /**

@@ -15,3 +15,6 @@ export type {
 } from './transport.js';
 export { TokenBucket } from './rate-limit.js';
 export type * from './types.js';
+export { apiKeysApi, createProjectApiKey, deleteApiKey, listProjectApiKeys } from './api-keys.js';
+export type { ApiKeysApi, AuthToken, AuthTokenInput } from './api-keys.js';
+export { updateIPTags } from './ip-update.js';

@@ -1,14 +1,17 @@
 /**
- * `cluster destroy` for Equinix Metal: find everything tagged `loko:cluster=<name>`, delete it in
- * dependency order (devices, then IP reservations), treat 404 as done, wait until the devices are
- * gone, and fail listing anything that remains. Re-runnable at any point.
+ * `cluster destroy` for Equinix Metal: find everything tagged `loko:cluster=<name>` (and the
+ * project API key described so), delete it in dependency order (devices, then IP reservations,
+ * then the API key the devices' CCM used), treat 404 as done, wait until the devices are gone, and
+ * fail listing anything that remains. Re-runnable at any point.
  */
 import pLimit from 'p-limit';
 import type { MetalApi } from '../../metal/api.js';
+import type { ApiKeysApi } from '../../metal/api-keys.js';
 import type { Device, IPReservation } from '../../metal/types.js';
 import type { Phase, PhaseIO, PhaseRunner } from '../../tasks/phase.js';
 import { LokoError } from '../../util/errors.js';
 import { isNotFound, isUnprocessable } from './api-errors.js';
+import type { ApiKeyExecutor, ApiKeyRef } from './api-key.js';
 import { deleteDevices, settleAll, unlockFix } from './delete-devices.js';
 import { deviceIdOf, embeddedAssignments } from './endpoint.js';
 import type { Executor } from './executor.js';
@@ -17,10 +20,12 @@ import { DEFAULT_POLL, systemClock, type Clock, type PollOptions } from './poll.
 import { clusterTag } from './tags.js';
 import type { WaitTarget } from './wait.js';
 
-/** What the cluster owns, found by tag. */
+/** What the cluster owns, found by tag (API keys by description; never their tokens). */
 export interface Inventory {
   devices: Device[];
   reservations: IPReservation[];
+  /** The cluster's project API keys; empty when the context has no {@link DestroyContext.apiKeys}. */
+  apiKeys?: ApiKeyRef[];
 }
 
 /** Shared state of the destroy phases. */
@@ -30,6 +35,11 @@ export interface DestroyContext {
   clusterName: string;
   projectId: string;
   tag: string;
+  /**
+   * The API-key side: listing through `api`, deleting through `executor` (the platform executor
+   * once it takes API-key mutations). Without it destroy leaves the key alone.
+   */
+  apiKeys?: { api: ApiKeysApi; executor: ApiKeyExecutor };
   options: { parallelism: number; poll: Omit<PollOptions, 'clock' | 'signal'>; clock: Clock };
   inventory?: Inventory;
   /** What remained after the run (filled by the verify phase). */
@@ -42,11 +52,13 @@ export function createDestroyContext(input: {
   executor: Executor;
   clusterName: string;
   projectId: string;
+  apiKeys?: DestroyContext['apiKeys'];
   options?: Partial<DestroyContext['options']>;
 }): DestroyContext {
   return {
     api: input.api,
     executor: input.executor,
+    ...(input.apiKeys ? { apiKeys: input.apiKeys } : {}),
     clusterName: input.clusterName,
     projectId: input.projectId,
     tag: clusterTag(input.clusterName),
@@ -54,30 +66,49 @@ export function createDestroyContext(input: {
   };
 }
 
-/** Lists devices and IP reservations carrying the cluster tag (two list calls). */
+/**
+ * Lists devices and IP reservations carrying the cluster tag, and with `apiKeys` the project API
+ * keys whose description is that tag (one list call each). Tokens are dropped on the spot.
+ */
 export async function takeInventory(
   api: MetalApi,
   projectId: string,
   tag: string,
+  apiKeys?: ApiKeysApi,
 ): Promise<Inventory> {
-  const [{ devices }, reservations] = await Promise.all([
+  const [{ devices }, reservations, keys] = await Promise.all([
     observe(api, projectId, tag),
     api.listIPReservations(projectId),
+    apiKeys ? apiKeys.listProjectApiKeys(projectId) : Promise.resolve([]),
   ]);
-  return { devices, reservations: reservations.filter((r) => r.tags?.includes(tag)) };
+  return {
+    devices,
+    reservations: reservations.filter((r) => r.tags?.includes(tag)),
+    ...(apiKeys
+      ? {
+          apiKeys: keys
+            .filter((k) => k.description === tag)
+            .map((k) => ({ id: k.id, description: k.description! })),
+        }
+      : {}),
+  };
 }
 
 /** True when the inventory holds nothing. */
 export function isEmpty(inv: Inventory): boolean {
-  return inv.devices.length === 0 && inv.reservations.length === 0;
+  return (
+    inv.devices.length === 0 && inv.reservations.length === 0 && (inv.apiKeys ?? []).length === 0
+  );
 }
 
 export const inventoryPhase: Phase<DestroyContext> = {
   title: 'Find what the cluster owns (by tag)',
   async run(ctx, io) {
-    ctx.inventory = await takeInventory(ctx.api, ctx.projectId, ctx.tag);
+    ctx.inventory = await takeInventory(ctx.api, ctx.projectId, ctx.tag, ctx.apiKeys?.api);
+    const keys = ctx.inventory.apiKeys?.length ?? 0;
     io.progress.status(
-      `${ctx.inventory.devices.length} devices, ${ctx.inventory.reservations.length} IP reservations`,
+      `${ctx.inventory.devices.length} devices, ${ctx.inventory.reservations.length} IP reservations` +
+        (ctx.apiKeys ? `, ${keys} API key${keys === 1 ? '' : 's'}` : ''),
     );
   },
 };
@@ -154,11 +185,34 @@ export const deleteReservationsPhase: Phase<DestroyContext> = {
   },
 };
 
+/**
+ * Deletes the cluster's project API key(s) (description `loko:cluster=<name>`), after the devices
+ * whose CCM used it; 404 counts as done.
+ */
+export const deleteApiKeysPhase: Phase<DestroyContext> = {
+  title: 'Delete the cluster API key',
+  skip: (ctx) =>
+    !ctx.apiKeys ? 'API keys not handled' : ctx.inventory?.apiKeys?.length ? false : 'no API key',
+  items: (ctx) =>
+    (ctx.inventory?.apiKeys ?? []).map((k) => ({ key: k.id, title: `API key ${k.description}` })),
+  async run(ctx, io) {
+    for (const k of ctx.inventory?.apiKeys ?? []) {
+      io.progress.item(k.id, 'running', 'deleting');
+      const res = await ctx.apiKeys!.executor.execute({
+        kind: 'delete-api-key',
+        id: k.id,
+        description: k.description,
+      });
+      io.progress.item(k.id, 'done', res === 'absent' ? 'gone' : 'deleted');
+    }
+  },
+};
+
 export const verifyPhase: Phase<DestroyContext> = {
   title: 'Verify nothing is left',
   skip: (ctx) => (ctx.executor.dryRun ? 'dry run' : false),
   async run(ctx, io) {
-    const inv = await takeInventory(ctx.api, ctx.projectId, ctx.tag);
+    const inv = await takeInventory(ctx.api, ctx.projectId, ctx.tag, ctx.apiKeys?.api);
     ctx.leftovers = inv;
     if (!isEmpty(inv)) throw leftoverError(ctx.clusterName, inv);
     io.progress.status('nothing left');
@@ -171,6 +225,7 @@ export const inventoryPhases: Phase<DestroyContext>[] = [inventoryPhase];
 export const destroyPhases: Phase<DestroyContext>[] = [
   deleteDevicesPhase,
   deleteReservationsPhase,
+  deleteApiKeysPhase,
   verifyPhase,
 ];
 
@@ -199,6 +254,7 @@ export function leftoverError(clusterName: string, inv: Inventory): LokoError {
       (d) => `device ${d.hostname} (${d.id}, ${d.locked ? 'locked, ' : ''}${d.state})`,
     ),
     ...inv.reservations.map((r) => `IP reservation ${reservationLabel(r)} (${r.id})`),
+    ...(inv.apiKeys ?? []).map((k) => `API key ${k.description} (${k.id})`),
   ];
   const hints: string[] = [];
   const locked = inv.devices.filter((d) => d.locked);
