@@ -8,6 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { clusterApplyCommand } from './commands/cluster/apply.js';
 import { clusterDestroyCommand } from './commands/cluster/destroy.js';
 import { clusterPlanCommand } from './commands/cluster/plan.js';
+import { componentCommand } from './commands/component/index.js';
 import { configValidateCommand } from './commands/config/validate.js';
 import { emulatorStartCommand } from './commands/emulator/start.js';
 import { healthCommand } from './commands/health.js';
@@ -222,6 +223,7 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
         '  loko cluster plan -c examples/quickstart --emulator; echo "exit $?"   # 0 = no changes, 2 = changes',
         '  loko kubeconfig -c examples/quickstart --merge',
         '  loko health -c examples/quickstart',
+        '  loko component list -c examples/quickstart',
         '  loko cluster destroy -c examples/quickstart --emulator --yes',
         '',
         'Exit codes: 0 success, 1 error, 2 changes pending (cluster plan), 130 interrupted,',
@@ -240,7 +242,8 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
   const emulator = new Command('emulator').description('the Metal API emulator');
   emulator.addCommand(emulatorStartCommand(runAction));
 
-  for (const group of [cluster, config, emulator]) program.addCommand(group);
+  for (const group of [cluster, componentCommand(runAction), config, emulator])
+    program.addCommand(group);
   program.addCommand(kubeconfigCommand(runAction));
   program.addCommand(healthCommand(runAction));
   program.addCommand(versionCommand(runAction));

@@ -1,0 +1,168 @@
+/**
+ * What the `loko component` commands share: loading the configuration with every component's
+ * body spec (a configuration is optional: without `-c` and without *.lokocfg files in the working
+ * directory, components run with their defaults), the kubeconfig to talk to, the Metal facts a
+ * render needs, and the component context.
+ */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { ConfiguredComponent } from '../../components/resolve.js';
+import type { ComponentContext } from '../../components/types.js';
+import type { ClusterConfig, LoadResult } from '../../config/types.js';
+import type { KubeClient } from '../../kube/client.js';
+import { LokoError } from '../../util/errors.js';
+import type { CommandContext } from '../shared/context.js';
+
+/** The configuration as the component commands see it. */
+export interface ComponentConfig {
+  /** The load; an empty one (no components) when no configuration was found. */
+  result: Pick<LoadResult, 'components' | 'sources' | 'files'>;
+  /** The cluster block, when there is one. */
+  cluster?: ClusterConfig;
+}
+
+/**
+ * Loads the configuration with the component registry's specs, so `component` bodies are checked
+ * like the cluster block (file:line:col, did-you-mean). With the default `-c .` and no *.lokocfg
+ * in the working directory, there is no configuration (not an error). Warnings go to stderr;
+ * errors throw ConfigError.
+ */
+export async function loadComponentConfig(ctx: CommandContext): Promise<ComponentConfig> {
+  if (ctx.globals.config === '.' && !(await hasConfigFiles(ctx.cwd))) {
+    return { result: { components: new Map(), sources: new Map(), files: [] } };
+  }
+  const { checkPathFlags, parseVars, printDiagnostics } = await import('../shared/load-config.js');
+  const { ConfigError } = await import('../shared/errors.js');
+  const { loadConfig } = await import('../../config/index.js');
+  const { componentSpecs } = await import('../../components/registry.js');
+  await checkPathFlags(ctx);
+  const result = await loadConfig({
+    path: path.resolve(ctx.cwd, ctx.globals.config),
+    vars: parseVars(ctx.globals.var),
+    varFiles: ctx.globals.varFile.map((f) => path.resolve(ctx.cwd, f)),
+    env: ctx.env,
+    componentSpecs: componentSpecs(),
+  });
+  if (result.diagnostics.some((d) => d.severity === 'error')) {
+    throw new ConfigError(result.diagnostics);
+  }
+  await printDiagnostics(ctx, result.diagnostics);
+  return { result, ...(result.cluster ? { cluster: result.cluster } : {}) };
+}
+
+async function hasConfigFiles(dir: string): Promise<boolean> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return names.some((n) => n.endsWith('.lokocfg'));
+}
+
+/**
+ * The kubeconfig the commands use: `--kubeconfig`, else the cluster's admin kubeconfig
+ * `<asset_dir>/auth/kubeconfig`. Throws a LokoError naming the flag or the file when there is
+ * none.
+ */
+export async function kubeconfigFor(
+  ctx: CommandContext,
+  flag: string | undefined,
+  cluster: ClusterConfig | undefined,
+): Promise<string> {
+  const { existsSync } = await import('node:fs');
+  if (flag) {
+    const file = path.resolve(ctx.cwd, flag);
+    if (!existsSync(file)) {
+      throw new LokoError(`--kubeconfig ${flag}: no such file`, {
+        hint: 'Pass the kubeconfig of the cluster to install the components on.',
+      });
+    }
+    return file;
+  }
+  if (!cluster) {
+    throw new LokoError('no cluster to talk to: no cluster block in the configuration', {
+      hint: 'Pass --kubeconfig <file> for a cluster loko did not create, or -c <dir> with the cluster configuration.',
+    });
+  }
+  const { kubeconfigPath } = await import('../../platforms/equinixmetal/machine-bootstrap.js');
+  const file = kubeconfigPath(cluster.assetDir);
+  if (!existsSync(file)) {
+    throw new LokoError(
+      `cluster "${cluster.clusterName}" has no kubeconfig yet: ${file} does not exist`,
+      {
+        hint: '`loko cluster apply` writes it once the Kubernetes API answers; or pass --kubeconfig <file>.',
+      },
+    );
+  }
+  return file;
+}
+
+/** A Kubernetes client for `file` (its current context; the CA is always verified). */
+export async function kubeClientFor(file: string): Promise<KubeClient> {
+  const { KubeClient } = await import('../../kube/client.js');
+  return KubeClient.fromFile(file);
+}
+
+/** What a render may know from the Metal API about the cluster. */
+export interface MetalContext {
+  projectId?: string;
+  /** The project API key loko created for the cluster (a secret). */
+  metalApiKey?: string;
+  controlPlaneEndpoint?: ComponentContext['controlPlaneEndpoint'];
+}
+
+/**
+ * HOOK (to be filled by the cluster workflow): the Metal facts of `cluster` for rendering its
+ * components — the cluster's project API key (`ensureClusterApiKey`) and the control-plane
+ * Elastic IP with its tag. For now: what the configuration says (the project), no key and no
+ * endpoint, so components render placeholders for them. `purpose` says whether the result is
+ * applied (`apply`: a missing key must not overwrite a live one) or only shown (`render`).
+ */
+export async function resolveMetalContext(
+  _ctx: CommandContext,
+  cluster: ClusterConfig | undefined,
+  _purpose: 'render' | 'apply',
+): Promise<MetalContext> {
+  return cluster ? { projectId: cluster.projectId } : {};
+}
+
+/**
+ * Builds the component context for `set` from the configuration (cluster facts, manifest cache
+ * in the asset dir, `manifest_mirror`/`manifest_dir`, LOKO_MANIFEST_MIRROR) and `metal`.
+ * `all` is every component of the cluster's apply (for cross-component choices).
+ */
+export async function componentContextFor(
+  ctx: CommandContext,
+  config: ComponentConfig,
+  set: readonly ConfiguredComponent[],
+  all: Iterable<string>,
+  metal: MetalContext,
+): Promise<ComponentContext> {
+  const { buildComponentContext } = await import('../../components/context.js');
+  const c = config.cluster;
+  return buildComponentContext({
+    set,
+    env: ctx.env,
+    signal: ctx.signal,
+    components: all,
+    ...(c
+      ? {
+          assetDir: c.assetDir,
+          clusterName: c.clusterName,
+          metro: c.metro,
+          podCidr: c.podCidr,
+          serviceCidr: c.serviceCidr,
+          ...(c.manifestMirror ? { manifestMirror: c.manifestMirror } : {}),
+          ...(c.manifestDir ? { manifestDir: c.manifestDir } : {}),
+        }
+      : {}),
+    ...metal,
+  });
+}
+
+/**
+ * Every component a cluster apply would install for this configuration: the configured ones and
+ * the bootstrap ones.
+ */
+export async function clusterComponentNames(config: ComponentConfig): Promise<string[]> {
+  const { COMPONENTS } = await import('../../components/registry.js');
+  return COMPONENTS.filter((c) => c.bootstrap || config.result.components.has(c.name)).map(
+    (c) => c.name,
+  );
+}
