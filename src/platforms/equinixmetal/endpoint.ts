@@ -88,11 +88,35 @@ export interface EndpointPlan {
   assign?: { hostname: string; deviceId?: string };
   /** The controller that holds the address already (nothing to do). */
   heldBy?: string;
+  /**
+   * The found reservation lacks some of {@link endpointTags} (reserved before
+   * {@link controlPlaneEipTag} existed): set its tags to this full list (`PATCH /ips/{id}`).
+   */
+  retag?: { id: string; tags: string[] };
+}
+
+/**
+ * `PATCH /ips/{id} {tags}`: gives an existing endpoint reservation the tags it lacks (the whole
+ * list: the API replaces it). Idempotent, so resending after an uncertain answer is safe.
+ */
+export interface TagIPMutation {
+  kind: 'tag-ip';
+  id: string;
+  tags: string[];
+  /** e.g. `147.75.1.1/32`, for messages. */
+  label: string;
+}
+
+/** One line describing a {@link TagIPMutation}. */
+export function describeTagIPMutation(m: TagIPMutation): string {
+  return `tag the control-plane Elastic IP ${m.label} (${m.tags.join(', ')})`;
 }
 
 /** True when the endpoint plan changes something. */
 export function endpointChanges(p: EndpointPlan | undefined): boolean {
-  return !!p && (p.reserve || p.assign !== undefined || p.unassign.length > 0);
+  return (
+    !!p && (p.reserve || p.assign !== undefined || p.unassign.length > 0 || p.retag !== undefined)
+  );
 }
 
 /** The device-side facts {@link planEndpoint} needs from the device plan. */
@@ -152,7 +176,13 @@ export function planEndpoint(
       },
     );
   }
-  const base = { reservation: { id: r.id, address }, reserve: false, metro };
+  const tags = missingEndpointTags(r, desired.clusterName);
+  const base = {
+    reservation: { id: r.id, address },
+    reserve: false,
+    metro,
+    ...(tags ? { retag: { id: r.id, tags } } : {}),
+  };
   const assignments = embeddedAssignments(r);
   const holder = assignments.find((a) => {
     const id = deviceIdOf(a);
