@@ -6,10 +6,20 @@
 import { quoteList, suggest } from '../config/diagnostics.js';
 import type { BlockSpec } from '../config/spec.js';
 import { LokoError } from '../util/errors.js';
+import { cloudProviderEquinixMetal } from './cloud-provider-equinix-metal/index.js';
+import { flannel } from './flannel/index.js';
+import { metallb } from './metallb/index.js';
 import type { ComponentDefinition } from './types.js';
 
-/** Every component loko knows, in display order. */
-export const COMPONENTS: readonly ComponentDefinition[] = [];
+/**
+ * Every component loko knows, in display order: the bootstrap ones first (the cloud controller
+ * manager initialises nodes, the CNI makes them Ready), then the optional ones.
+ */
+export const COMPONENTS: readonly ComponentDefinition[] = [
+  cloudProviderEquinixMetal,
+  flannel,
+  metallb,
+] as ComponentDefinition[];
 
 /** The definition named `name`, or undefined. */
 export function findComponent(

@@ -102,6 +102,34 @@ describe('configJsonSchema', () => {
   });
 });
 
+describe('configJsonSchema with the component registry', () => {
+  const schema = (): object => configJsonSchema(componentSpecs());
+  it('is valid in strict mode and describes every registered component body', () => {
+    const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true });
+    expect(() => ajv.compile(schema())).not.toThrow();
+    const s = schema() as {
+      properties: { component: { properties: Record<string, unknown> } };
+      $defs: Record<string, { properties?: Record<string, unknown> }>;
+    };
+    for (const [name, spec] of componentSpecs()) {
+      expect(s.properties.component.properties[name]).toEqual({
+        $ref: `#/$defs/component.${name}`,
+      });
+      for (const a of spec.attributes)
+        expect(s.$defs[`component.${name}`]!.properties![a.name]).toBeDefined();
+    }
+  });
+
+  it('rejects unknown component names and unknown attributes in a component body', () => {
+    const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true });
+    const validate = ajv.compile(schema());
+    const [name] = [...componentSpecs().keys()];
+    expect(validate({ component: { [name!]: {} } })).toBe(true);
+    expect(validate({ component: { [name!]: { no_such_setting: 1 } } })).toBe(false);
+    expect(validate({ component: { 'no-such-component': {} } })).toBe(false);
+  });
+});
+
 describe('tags description', () => {
   it('names the reserved keys as the rule checks them: "loko" and "loko:*"', () => {
     for (const spec of [CLUSTER_SPEC, WORKER_POOL_SPEC]) {
