@@ -11,13 +11,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'vitest';
 import type { UpstreamManifest } from '../../../src/components/types.js';
-import { mirrorRelativePath } from '../../../src/components/upstream/fetch.js';
+import {
+  fetchUpstreamManifests,
+  mirrorRelativePath,
+} from '../../../src/components/upstream/fetch.js';
 import { isCI } from '../kube/binaries.js';
 
 const dirs = new Map<string, string>();
@@ -196,4 +200,23 @@ export function writeManifestDir(
     out.set(m.name, file);
   }
   return out;
+}
+
+/**
+ * Fetches `manifests` through the real `fetchUpstreamManifests` from a loopback mirror of the
+ * pinned bytes (into a fresh cache directory), as `cluster apply` would with `manifest_mirror`.
+ * Returns the texts and the paths the mirror served.
+ */
+export async function fetchPinned(
+  manifests: readonly UpstreamManifest[],
+): Promise<{ upstream: Map<string, string>; requests: string[] }> {
+  const mirror = await startManifestMirror(manifests);
+  const cacheDir = mkdtempSync(join(tmpdir(), 'loko-manifests-'));
+  try {
+    const upstream = await fetchUpstreamManifests(manifests, { cacheDir, mirror: mirror.url });
+    return { upstream, requests: [...mirror.requests] };
+  } finally {
+    await mirror.close();
+    rmSync(cacheDir, { recursive: true, force: true });
+  }
 }
