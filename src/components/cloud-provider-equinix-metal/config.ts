@@ -111,7 +111,7 @@ export function decodeCpemConfig(
 ): CpemConfig {
   const val = <T>(name: string): T | undefined => body.attrs.get(name)?.value as T | undefined;
   const range = (name: string): SourceRange | undefined =>
-    body.attrs.get(name)?.attr?.range ?? where;
+    body.attrs.get(name)?.attr?.expr.range ?? where;
   let logLevel = val<number>('log_level') ?? DEFAULT_LOG_LEVEL;
   if (logLevel > 10) {
     sink.error(
