@@ -3,9 +3,9 @@
  * `Documentation/kube-flannel.yml` of flannel v0.28.10 with the pod network set to the cluster's
  * pod CIDR (docs/components/flannel.md says why flannel).
  *
- * Why flannel: it is the CNI kubeadm's own docs use as their example, one manifest with no
- * operator or CRDs, and it speaks no BGP: Calico's BIRD binds TCP 179 on every node, which the
- * BGP issue's port-179 guard keeps free for MetalLB's speakers; flannel's VXLAN uses UDP 8472.
+ * Why flannel: the long-time CNI of kubeadm tutorials, one manifest with no operator or CRDs,
+ * and it speaks no BGP: Calico's BIRD binds TCP 179 on every node, which the BGP issue's
+ * port-179 guard keeps free for MetalLB's speakers; flannel's VXLAN uses UDP 8472.
  */
 import type { DecodedBody } from '../../config/decode.js';
 import { DEFAULT_POD_CIDR } from '../../config/defaults.js';
