@@ -37,7 +37,10 @@ export interface ComponentReport {
   /** Objects of the component deleted because it no longer renders them. */
   pruned: number;
   prunedRefs: ObjectRef[];
-  /** Custom resources not sent in a dry run because their kind is not served yet (CRD not installed). */
+  /**
+   * Objects not sent in a dry run because their namespace or their CRD (both rendered by the
+   * component) do not exist on the server yet.
+   */
   skipped: number;
   dryRun: boolean;
 }
@@ -207,34 +210,41 @@ async function applyOne(
     opts.rolloutTimeoutMs !== undefined ? { rolloutTimeoutMs: opts.rolloutTimeoutMs } : {};
   const results: ApplyResult[] = [];
   let skipped = 0;
+  // A dry run stores nothing: objects in a namespace or of a kind that this very apply would
+  // create cannot be sent yet, so they are counted as skipped instead of failing the run.
+  const sendable = async (list: KubeObject[]): Promise<KubeObject[]> => {
+    if (!opts.dryRun) return list;
+    const { send, skip } = await dryRunFilter(client, list, objects);
+    skipped += skip;
+    return send;
+  };
   if (custom.length === 0) {
-    results.push(await applyComponent(client, name, base, { ...kubeOpts, ...rollout }));
+    results.push(
+      await applyComponent(client, name, await sendable(base), { ...kubeOpts, ...rollout }),
+    );
     if (!opts.dryRun) await runReadiness(client, def, opts);
   } else {
     // Step 1 must not prune the custom resources of step 2 (they are not in its set).
     results.push(
-      await applyComponent(client, name, base, { ...kubeOpts, ...rollout, prune: false }),
+      await applyComponent(client, name, await sendable(base), {
+        ...kubeOpts,
+        ...rollout,
+        prune: false,
+      }),
     );
-    let step2 = custom;
-    if (opts.dryRun) {
-      // A dry run stored no CRD, so a kind it would create is not served yet.
-      step2 = [];
-      for (const o of custom) {
-        if (await client.resourceInfo(o.apiVersion, o.kind).catch(() => undefined)) step2.push(o);
-        else skipped++;
-      }
-    } else {
-      await runReadiness(client, def, opts);
-    }
+    if (!opts.dryRun) await runReadiness(client, def, opts);
+    const step2 = await sendable(custom);
     opts.onProgress?.({ type: 'custom-resources', component: name, objects: step2.length });
     results.push(await applyComponent(client, name, step2, { ...kubeOpts, prune: false }));
     if (!opts.dryRun) {
       const applied = results.flatMap((r) => r.applied.map((a) => a.ref));
-      const kinds = uniqueKinds(objects);
-      results[results.length - 1]!.pruned = await pruneComponent(client, name, applied, kinds, {
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        onProgress: kubeOpts.onProgress,
-      });
+      results[results.length - 1]!.pruned = await pruneComponent(
+        client,
+        name,
+        applied,
+        uniqueKinds(objects),
+        { ...(opts.signal ? { signal: opts.signal } : {}), onProgress: kubeOpts.onProgress },
+      );
     }
   }
   const applied = results.flatMap((r) => r.applied);
@@ -252,6 +262,50 @@ async function applyOne(
     skipped,
     dryRun: opts.dryRun ?? false,
   };
+}
+
+/**
+ * For a dry run: the objects of `list` that can be sent now, and how many cannot because their
+ * namespace does not exist yet or their kind is served by a CRD of `all` that is not installed.
+ */
+async function dryRunFilter(
+  client: KubeClient,
+  list: KubeObject[],
+  all: KubeObject[],
+): Promise<{ send: KubeObject[]; skip: number }> {
+  const newKinds = new Set(
+    all
+      .filter((o) => o.kind === 'CustomResourceDefinition')
+      .map((o) => {
+        const spec = o.spec as { group?: string; names?: { kind?: string } } | undefined;
+        return `${spec?.group ?? ''}/${spec?.names?.kind ?? ''}`;
+      }),
+  );
+  const namespaces = new Map<string, boolean>();
+  const send: KubeObject[] = [];
+  let skip = 0;
+  for (const o of list) {
+    if (newKinds.has(`${groupOf(o.apiVersion)}/${o.kind}`)) {
+      const served = await client.resourceInfo(o.apiVersion, o.kind).catch(() => undefined);
+      if (!served) {
+        skip++;
+        continue;
+      }
+    }
+    const ns = o.metadata.namespace;
+    if (ns !== undefined) {
+      if (!namespaces.has(ns)) {
+        const found = await client.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+        namespaces.set(ns, found !== undefined);
+      }
+      if (!namespaces.get(ns)) {
+        skip++;
+        continue;
+      }
+    }
+    send.push(o);
+  }
+  return { send, skip };
 }
 
 async function runReadiness(
