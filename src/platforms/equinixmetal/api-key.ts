@@ -132,6 +132,24 @@ export async function ensureClusterApiKey(input: {
   return { id: created.id, token: created.token!, created: true, deleted };
 }
 
+/**
+ * Reads (never writes) the key {@link ensureClusterApiKey} would keep: the oldest usable key
+ * described `loko:cluster=<clusterName>`, or undefined. For `component render`, which must not
+ * create anything. `token` is a secret.
+ */
+export async function findClusterApiKey(input: {
+  api: ApiKeysApi;
+  projectId: string;
+  clusterName: string;
+}): Promise<{ id: string; token: string } | undefined> {
+  const keys = clusterApiKeys(
+    await input.api.listProjectApiKeys(input.projectId),
+    input.clusterName,
+  );
+  const k = chooseKey(keys.filter(isUsableKey));
+  return k ? { id: k.id, token: k.token! } : undefined;
+}
+
 /** Options of {@link performApiKeyMutation}. */
 export interface PerformOptions {
   signal?: AbortSignal;

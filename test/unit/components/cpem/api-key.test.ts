@@ -10,6 +10,7 @@ import {
   createApiKeyExecutor,
   describeApiKeyMutation,
   ensureClusterApiKey,
+  findClusterApiKey,
 } from '../../../../src/platforms/equinixmetal/api-key.js';
 
 const P = 'proj';
@@ -164,5 +165,20 @@ describe('ensureClusterApiKey', () => {
     expect(empty.key.created).toBe(true);
     expect(empty.recorded.map(apiKeyMutationCall)).toEqual(['POST /projects/proj/api-keys']);
     expect(empty.recorded.map(describeApiKeyMutation).join()).not.toContain('tok');
+  });
+});
+
+describe('findClusterApiKey', () => {
+  it('reads the key ensure would keep, and writes nothing', async () => {
+    const api = new FakeKeys();
+    expect(await findClusterApiKey({ api, projectId: P, clusterName: 'demo' })).toBeUndefined();
+    api.add('loko:cluster=demo', undefined, { created_at: '2024-01-01T00:00:00Z' });
+    api.add('loko:cluster=demo', 'b', { created_at: '2026-01-01T00:00:00Z' });
+    api.add('loko:cluster=demo', 'a', { created_at: '2025-01-01T00:00:00Z' });
+    expect(await findClusterApiKey({ api, projectId: P, clusterName: 'demo' })).toEqual({
+      id: 'id-3',
+      token: 'a',
+    });
+    expect(api.calls).toEqual(['list proj', 'list proj']);
   });
 });
