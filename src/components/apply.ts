@@ -22,6 +22,13 @@ import type { ConfiguredComponent } from './resolve.js';
 import { missingDependencies } from './resolve.js';
 import type { ComponentContext, ComponentDefinition } from './types.js';
 
+/**
+ * Annotation a render puts on an object holding placeholder values (comma-separated keys) because
+ * the context lacked a secret (e.g. the Metal API key in `component render` without a cluster).
+ * Such objects are for showing only: applying them would overwrite live credentials.
+ */
+export const PLACEHOLDER_ANNOTATION = 'loko.dev/placeholder-keys';
+
 /** Default budget of each readiness check (5 minutes). */
 export const DEFAULT_READY_TIMEOUT_MS = 5 * 60_000;
 
@@ -198,6 +205,7 @@ async function applyOne(
   const name = def.name;
   const objects = def.render(c.config, ctx);
   opts.onProgress?.({ type: 'rendered', component: name, objects: objects.length });
+  if (!opts.dryRun) refusePlaceholders(name, objects);
   const { base, custom } = splitCustomResources(objects, def.customResourceGroups);
   const kubeOpts = {
     ...(opts.dryRun ? { dryRun: true } : {}),
@@ -262,6 +270,21 @@ async function applyOne(
     skipped,
     dryRun: opts.dryRun ?? false,
   };
+}
+
+/** Throws when a rendered object carries placeholder values (see PLACEHOLDER_ANNOTATION). */
+function refusePlaceholders(component: string, objects: readonly KubeObject[]): void {
+  for (const o of objects) {
+    const keys = o.metadata.annotations?.[PLACEHOLDER_ANNOTATION];
+    if (!keys) continue;
+    const where = `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
+    throw new LokoError(
+      `component "${component}": ${where} holds placeholders for ${keys.split(',').join(', ')}; not applying it, as it would overwrite the live values`,
+      {
+        hint: 'Apply it with the cluster configuration (-c <dir>) and a Metal API endpoint, so loko knows the real values, or through `loko cluster apply`.',
+      },
+    );
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { afterEach, expect, it } from 'vitest';
 import {
   applyComponents,
   ComponentApplyError,
+  PLACEHOLDER_ANNOTATION,
   type ComponentProgress,
 } from '../../../../src/components/apply.js';
 import { deleteComponents } from '../../../../src/components/delete.js';
@@ -318,6 +319,34 @@ describeKube('component framework: apply and delete against kube-apiserver', () 
     // In the same set (in dependency order) or already installed: fine.
     await applyComponents(client, [configured(dep.def), configured(user)], ctx([]));
     await applyComponents(client, [configured(user)], ctx([user.name]));
+  });
+
+  it('refuses to apply a render holding placeholders (it would overwrite live secrets)', async () => {
+    const { client } = kube();
+    const name = `ph-${rand()}`;
+    const def = fakeComponent({
+      name,
+      render: () => [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: {
+            name: 'creds',
+            namespace: name,
+            annotations: { [PLACEHOLDER_ANNOTATION]: 'apiKey,projectID' },
+          },
+          stringData: { apiKey: 'placeholder' },
+        },
+      ],
+    });
+    const err = await applyComponents(client, [configured(def)], ctx([name])).catch(
+      (e: unknown) => e as Error,
+    );
+    expect((err as Error).message).toContain(
+      `Secret ${name}/creds holds placeholders for apiKey, projectID; not applying it`,
+    );
+    expect(await client.get({ apiVersion: 'v1', kind: 'Namespace', name })).toBeUndefined();
   });
 
   it('names the component when the API refuses an object', async () => {
