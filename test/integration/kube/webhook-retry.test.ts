@@ -2,7 +2,8 @@
  * The applier's retry of webhooks that are not reachable yet, against the real kube-apiserver of
  * the harness and a validating webhook served by this test on loopback TLS (url clientConfig, a
  * throw-away CA): "failed calling webhook ... connection refused" (nothing listening) and
- * connection resets are retried until the webhook serves; a webhook that never serves ends in a
+ * connection resets are retried until the webhook serves, and so is "no endpoints available for
+ * service" (a service-backed webhook without ready pods); a webhook that never serves ends in a
  * WebhookUnavailableError naming it; a webhook that answers "denied" is not retried.
  *
  * Each webhook only matches ConfigMaps carrying this test's label in this test's namespace, so it
@@ -267,6 +268,79 @@ describeKube('kube apply retries webhooks that are not reachable yet', () => {
     expect(reviews).toHaveLength(1);
     // kube-apiserver retries a reset call itself a few times; whatever reached loko was retried.
     for (const m of retries) expect(m).toMatch(/connection reset by peer|connection refused/);
+  });
+
+  it('retries "no endpoints available for service" (a service-backed webhook whose pods are not up)', async () => {
+    // kube-apiserver resolves the Service through its endpoints (--enable-aggregator-routing);
+    // a Service without any answers "no endpoints available", the state MetalLB's webhook is in
+    // before its controller pod is ready. Nothing is dialled. The webhook configuration is removed
+    // after N refusals (standing in for "the webhook became reachable"), and the apply goes through.
+    const { client } = kube();
+    const label = randomBytes(4).toString('hex');
+    const name = `noep-${label}.loko.test`;
+    await client.apply(
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'hook', namespace: ns() },
+        spec: { ports: [{ port: 443, targetPort: 9443 }] },
+      },
+      { fieldManager: 'loko-test-harness' },
+    );
+    const vwcName = `loko-test-${label}`;
+    await client.apply(
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: vwcName },
+        webhooks: [
+          {
+            name,
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Fail',
+            clientConfig: {
+              service: { namespace: ns(), name: 'hook', port: 443, path: '/validate' },
+              caBundle: Buffer.from(tls.caPem).toString('base64'),
+            },
+            rules: [
+              {
+                apiGroups: [''],
+                apiVersions: ['v1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['configmaps'],
+              },
+            ],
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns() } },
+            objectSelector: { matchLabels: { 'loko.dev/webhook-test': label } },
+          },
+        ],
+      },
+      { fieldManager: 'loko-test-harness' },
+    );
+    const ref = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      name: vwcName,
+    };
+    cleanup.push(() => client.delete(ref));
+    const N = 2;
+    const retries: Extract<ApplyProgress, { type: 'retrying' }>[] = [];
+    const result = await applyObjects(client, [configMap(label)], {
+      webhookTimeoutMs: 60_000,
+      onProgress: (e) => {
+        if (e.type !== 'retrying') return;
+        retries.push(e);
+        if (retries.length === N) void client.delete(ref);
+      },
+    });
+    expect(retries.length).toBeGreaterThanOrEqual(N);
+    for (const r of retries.slice(0, N)) {
+      expect(r.webhook).toBe(name);
+      expect(r.message).toContain(`failed calling webhook "${name}"`);
+      expect(r.message).toMatch(/no endpoints available for service/);
+    }
+    expect(result.applied.map((a) => a.action)).toEqual(['created']);
   });
 
   it('gives up after the budget with an error naming the webhook', async () => {
