@@ -149,7 +149,7 @@ function sortedRecord(r: Record<string, string>): Record<string, string> {
 export function decodeMetallb(
   body: DecodedBody,
   sink: DiagnosticSink,
-  where: SourceRange | undefined,
+  _where: SourceRange | undefined,
 ): MetallbConfig {
   const cfg: MetallbConfig = {
     addressPools: [],
@@ -224,7 +224,6 @@ export function decodeMetallb(
     });
     cfg.addressPools.push({ name, addresses });
   }
-  void where;
   return cfg;
 }
 
