@@ -20,6 +20,7 @@ import type {
   Plan,
   Project,
 } from './types.js';
+import type { AuthToken, AuthTokenInput } from './api-keys.js';
 
 /**
  * The Metal API operations loko uses, one method per API call (paths in the doc comment of each
@@ -69,4 +70,13 @@ export interface MetalApi {
 
   getBgpConfig(projectId: string): Promise<BgpConfig>;
   requestBgpConfig(projectId: string, input: BgpConfigRequestInput): Promise<void>;
+
+  /** Replaces the tags of an IP reservation (`PATCH /ips/{id}`). */
+  updateIPTags(id: string, tags: string[]): Promise<IPReservation>;
+
+  /** All API keys of the project (follows pagination). */
+  listProjectApiKeys(projectId: string): Promise<AuthToken[]>;
+  createProjectApiKey(projectId: string, input: AuthTokenInput): Promise<AuthToken>;
+  /** Resolves `'deleted'`, or `'absent'` when the API answered 404. */
+  deleteApiKey(id: string): Promise<'deleted' | 'absent'>;
 }

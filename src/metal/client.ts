@@ -4,12 +4,15 @@
  * `transport.ts`.
  */
 import type { MetalApi } from './api.js';
+import * as apiKeys from './api-keys.js';
+import type { AuthToken, AuthTokenInput } from './api-keys.js';
 import * as bgp from './bgp.js';
 import * as devices from './devices.js';
 import * as hardwareReservations from './hardware-reservations.js';
 import * as ips from './ips.js';
 import * as lookups from './lookups.js';
 import * as projects from './projects.js';
+import { updateIPTags } from './ip-update.js';
 import { MetalTransport, type MetalClientOptions } from './transport.js';
 import type {
   BgpConfig,
@@ -135,6 +138,28 @@ export class MetalClient implements MetalApi {
   /** `POST /devices/{id}/ips` `{address}` → 201 */
   assignIP(deviceId: string, address: string): Promise<IPAssignment> {
     return ips.assignIP(this.transport, deviceId, address);
+  }
+
+  /** `PATCH /ips/{id}` `{tags}` → 200 */
+  updateIPTags(id: string, tags: string[]): Promise<IPReservation> {
+    return updateIPTags(this.transport, id, tags);
+  }
+
+  // API keys
+
+  /** `GET /projects/{id}/api-keys` (all pages) */
+  listProjectApiKeys(projectId: string): Promise<AuthToken[]> {
+    return apiKeys.listProjectApiKeys(this.transport, projectId);
+  }
+
+  /** `POST /projects/{id}/api-keys` → 201 */
+  createProjectApiKey(projectId: string, input: AuthTokenInput): Promise<AuthToken> {
+    return apiKeys.createProjectApiKey(this.transport, projectId, input);
+  }
+
+  /** `DELETE /api-keys/{id}` → 204; 404 resolves `'absent'` */
+  deleteApiKey(id: string): Promise<'deleted' | 'absent'> {
+    return apiKeys.deleteApiKey(this.transport, id);
   }
 
   // Hardware reservations

@@ -14,6 +14,7 @@ import type { MetalConnection } from '../shared/endpoint.js';
 export interface ApplyFlags {
   allowReplace?: boolean;
   machinesOnly?: boolean;
+  skipComponents?: boolean;
   parallelism: number;
   timeout: number;
 }
@@ -55,6 +56,10 @@ export function clusterApplyCommand(runAction: RunAction): Command {
       'stop once the machines are active: do not wait for the Kubernetes API or the nodes',
     )
     .option(
+      '--skip-components',
+      'do not apply the configured components (the bootstrap ones, CCM and CNI, are always applied)',
+    )
+    .option(
       '--parallelism <n>',
       'device API calls in flight at most',
       positiveInt('--parallelism'),
@@ -82,6 +87,9 @@ export function clusterApplyCommand(runAction: RunAction): Command {
           async ({ cluster, result, metal }) => {
             const kubernetes = kubernetesMode(opts, metal);
             if (kubernetes.mode === 'skip' && !opts.machinesOnly) ctx.host.info(kubernetes.reason);
+            // Resolved before any change: an invalid component block stops the run here.
+            const { createComponentInstaller } = await import('../shared/component-installer.js');
+            const components = await createComponentInstaller({ cluster, result, env: ctx.env });
             const executor = p.createExecutor({
               api: metal.api,
               signal: ctx.signal,
@@ -99,6 +107,8 @@ export function clusterApplyCommand(runAction: RunAction): Command {
                 // The Kubernetes API is real (the twin too): its waits run on real time.
                 kubePoll: { ...p.DEFAULT_KUBE_POLL, timeoutMs: opts.timeout * 60_000 },
                 kubernetes,
+                components,
+                skipComponents: opts.skipComponents ?? false,
               },
             });
             const runner = await createRunner(ctx);

@@ -40,13 +40,16 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
                 if (n > 0)
                   ctx.host.debug(`stopped the emulator's Kubernetes twin (${n} processes)`);
               };
+              const executor = p.createExecutor({
+                api: metal.api,
+                signal: ctx.signal,
+                debug: (m) => ctx.host.debug(m),
+              });
               const dctx = p.createDestroyContext({
                 api: metal.api,
-                executor: p.createExecutor({
-                  api: metal.api,
-                  signal: ctx.signal,
-                  debug: (m) => ctx.host.debug(m),
-                }),
+                executor,
+                // The cluster's project API key (the CCM's credentials) goes with it.
+                apiKeys: { api: metal.api, executor: p.apiKeyExecutor(executor) },
                 clusterName: cluster.clusterName,
                 projectId: cluster.projectId,
                 options: {
@@ -62,7 +65,7 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
                 if (ctx.host.format === 'json')
                   ctx.host.json({
                     cluster: cluster.clusterName,
-                    deleted: { devices: [], reservations: [] },
+                    deleted: { devices: [], reservations: [], apiKeys: [] },
                   });
                 else
                   ctx.host.out(
@@ -79,6 +82,8 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
                 );
               for (const r of inv.reservations)
                 ctx.host.info(`  IP reservation  ${p.reservationLabel(r)}  ${r.id}`);
+              for (const k of inv.apiKeys ?? [])
+                ctx.host.info(`  API key         ${k.description}  ${k.id}`);
               await confirm(ctx.host, {
                 question: `WARNING: this cannot be undone. Destroy cluster "${cluster.clusterName}" (${inv.devices.length} devices, ${inv.reservations.length} IP reservations)?`,
                 action: 'destroy the cluster',
@@ -93,12 +98,13 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
                   id: r.id,
                   network: p.reservationLabel(r),
                 })),
+                apiKeys: (inv.apiKeys ?? []).map((k) => ({ id: k.id, description: k.description })),
               };
               if (ctx.host.format === 'json') {
                 ctx.host.json({ cluster: cluster.clusterName, deleted });
               } else {
                 ctx.host.out(
-                  `Destroyed cluster "${cluster.clusterName}": ${deleted.devices.length} devices and ${deleted.reservations.length} IP reservations deleted.`,
+                  `Destroyed cluster "${cluster.clusterName}": ${deleted.devices.length} devices, ${deleted.reservations.length} IP reservations and ${deleted.apiKeys.length} API keys deleted.`,
                 );
                 ctx.host.out(
                   `The asset directory ${cluster.assetDir} is kept; remove it when you no longer need it.`,

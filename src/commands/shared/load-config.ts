@@ -67,12 +67,17 @@ export async function checkPathFlags(ctx: CommandContext): Promise<void> {
 /** Loads the configuration without failing on errors (for `config validate`). */
 export async function loadRaw(ctx: CommandContext): Promise<LoadResult> {
   await checkPathFlags(ctx);
-  const { loadConfig } = await import('../../config/index.js');
+  const [{ loadConfig }, { componentSpecs }] = await Promise.all([
+    import('../../config/index.js'),
+    // Component blocks are checked like the cluster block (file:line, did-you-mean).
+    import('../../components/registry.js'),
+  ]);
   return loadConfig({
     path: path.resolve(ctx.cwd, ctx.globals.config),
     vars: parseVars(ctx.globals.var),
     varFiles: ctx.globals.varFile.map((f) => path.resolve(ctx.cwd, f)),
     env: ctx.env,
+    componentSpecs: componentSpecs(),
   });
 }
 

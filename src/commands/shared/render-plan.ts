@@ -2,6 +2,7 @@
  * How a plan looks: text for people (grouped symbols like Terraform's), JSON for scripts.
  */
 import type { ChalkInstance } from 'chalk';
+import { apiKeyMutationCall } from '../../platforms/equinixmetal/api-key.js';
 import { describeMutation, type Mutation } from '../../platforms/equinixmetal/executor.js';
 import type { EndpointPlan } from '../../platforms/equinixmetal/endpoint.js';
 import type { Action, Plan } from '../../platforms/equinixmetal/plan.js';
@@ -189,5 +190,10 @@ function mutationCall(m: Mutation): string {
       return `POST /projects/${m.projectId}/ips`;
     case 'assign-ip':
       return `POST /devices/${m.deviceId}/ips`;
+    case 'tag-ip':
+      return `PATCH /ips/${m.id}`;
+    case 'create-api-key':
+    case 'delete-api-key':
+      return apiKeyMutationCall(m);
   }
 }

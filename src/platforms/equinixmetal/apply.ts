@@ -27,6 +27,7 @@ import {
   type DesiredState,
 } from './desired.js';
 import { isUnprocessable } from './api-errors.js';
+import { ensureClusterApiKey } from './api-key.js';
 import {
   controlPlaneEipTag,
   ENDPOINT_PORT,
@@ -34,7 +35,7 @@ import {
   endpointUrl,
   reservationAddress,
 } from './endpoint.js';
-import type { Executor } from './executor.js';
+import { apiKeyExecutor, type Executor } from './executor.js';
 import {
   adminKubeconfig,
   connectClusterApi,
@@ -253,6 +254,42 @@ export const endpointReservePhase: Phase<ApplyContext> = {
     }
     ctx.endpoint = { id: r.id, address: reservationAddress(r) };
     io.progress.status(ctx.endpoint.address);
+  },
+};
+
+/**
+ * Gives a control-plane Elastic IP reserved by an older loko the tag unique to it (CPEM's
+ * `eipTag`): `PATCH /ips/{id}` with the whole tag list, as planned.
+ */
+export const endpointTagPhase: Phase<ApplyContext> = {
+  title: 'Tag the control-plane Elastic IP',
+  skip: (ctx) => (ctx.plan?.endpoint?.retag ? false : 'tagged'),
+  async run(ctx, io) {
+    const retag = ctx.plan!.endpoint!.retag!;
+    const label = ctx.endpoint ? `${ctx.endpoint.address}/32` : retag.id;
+    await ctx.executor.execute({ kind: 'tag-ip', id: retag.id, tags: retag.tags, label });
+    io.progress.status(retag.tags.join(', '));
+  },
+};
+
+/**
+ * Finds or creates the cluster's project API key (description `loko:cluster=<name>`), the
+ * credentials of the cloud controller manager, so the user's own token never lands in the
+ * cluster. Only when components are installed.
+ */
+export const apiKeyPhase: Phase<ApplyContext> = {
+  title: "Ensure the cluster's Metal API key",
+  skip: (ctx) => kubeSkip(ctx) || (!ctx.options.components ? 'no components to install' : false),
+  async run(ctx, io) {
+    const key = await ensureClusterApiKey({
+      api: ctx.api,
+      executor: apiKeyExecutor(ctx.executor),
+      projectId: ctx.desired.projectId,
+      clusterName: ctx.desired.clusterName,
+    });
+    ctx.metalApiKey = key.token;
+    const removed = key.deleted.length > 0 ? `; removed ${key.deleted.length} stale` : '';
+    io.progress.status(`${key.created ? 'created' : 'found'} ${key.id}${removed}`);
   },
 };
 
@@ -503,6 +540,7 @@ export const planPhases: Phase<ApplyContext>[] = [readStatePhase, preflightPhase
 /** Phases that make the machines (after confirmation). */
 export const machinePhases: Phase<ApplyContext>[] = [
   endpointReservePhase,
+  endpointTagPhase,
   pkiPhase,
   machineBootstrapPhase,
   devicesPhase,
@@ -516,6 +554,7 @@ export const kubernetesPhases: Phase<ApplyContext>[] = [
   waitApiPhase,
   kubeconfigPhase,
   nodesRegisteredPhase,
+  apiKeyPhase,
   bootstrapComponentsPhase,
   nodesReadyPhase,
   otherComponentsPhase,

@@ -11,7 +11,17 @@ import type {
   IPAssignment,
   IPReservation,
 } from '../../metal/types.js';
+import type { AuthToken } from '../../metal/api-keys.js';
+import {
+  describeApiKeyMutation,
+  dryRunApiKeyResult,
+  performApiKeyMutation,
+  type ApiKeyExecutor,
+  type ApiKeyMutation,
+  type ApiKeyMutationResult,
+} from './api-key.js';
 import { isUncertain, isUnprocessable } from './api-errors.js';
+import { describeTagIPMutation, type TagIPMutation } from './endpoint.js';
 import { throwIfAborted } from './poll.js';
 
 /** POST /projects/{projectId}/devices. `tag` is the cluster tag used to re-list after an uncertain answer. */
@@ -86,17 +96,21 @@ export type Mutation =
   | DeleteIPReservationMutation
   | ReserveIPMutation
   | AssignIPMutation
-  | UnassignIPMutation;
+  | UnassignIPMutation
+  | TagIPMutation
+  | ApiKeyMutation;
 
 /** What {@link Executor.execute} resolves for each mutation kind. */
 export type MutationResult<M extends Mutation> = M extends
   CreateDeviceMutation | UpdateDeviceMutation
   ? Device
-  : M extends ReserveIPMutation
+  : M extends ReserveIPMutation | TagIPMutation
     ? IPReservation
     : M extends AssignIPMutation
       ? IPAssignment
-      : 'deleted' | 'absent';
+      : M extends { kind: 'create-api-key' }
+        ? AuthToken
+        : 'deleted' | 'absent';
 
 /** Performs (or records) mutations. */
 export interface Executor {
@@ -129,8 +143,18 @@ export function createExecutor(opts: ExecutorOptions): Executor {
 
   async function perform(
     m: Mutation,
-  ): Promise<Device | IPReservation | IPAssignment | 'deleted' | 'absent'> {
+  ): Promise<Device | IPReservation | IPAssignment | AuthToken | 'deleted' | 'absent'> {
     switch (m.kind) {
+      case 'tag-ip':
+        // The whole list, so resending after an uncertain answer is harmless (idempotent).
+        return api.updateIPTags(m.id, m.tags);
+      case 'create-api-key':
+      case 'delete-api-key':
+        return performApiKeyMutation(api, m, {
+          ...(opts.signal ? { signal: opts.signal } : {}),
+          ...(opts.createRetries !== undefined ? { createRetries: opts.createRetries } : {}),
+          debug,
+        });
       case 'create-device':
         return createDevice(m);
       case 'update-device':
@@ -238,12 +262,43 @@ export function createExecutor(opts: ExecutorOptions): Executor {
   };
 }
 
+/**
+ * `e` seen as an {@link ApiKeyExecutor} (same calls, same journal): the API-key code is typed
+ * against that narrower contract.
+ */
+export function apiKeyExecutor(e: Executor): ApiKeyExecutor {
+  return {
+    get dryRun() {
+      return e.dryRun;
+    },
+    execute: (<M extends ApiKeyMutation>(m: M) =>
+      e.execute(m) as Promise<unknown> as Promise<
+        ApiKeyMutationResult<M>
+      >) as ApiKeyExecutor['execute'],
+  };
+}
+
 /** The address a dry run reports for an Elastic IP it did not reserve (never sent anywhere). */
 export const DRY_RUN_ADDRESS = '192.0.2.1';
 
 /** A plausible answer for a recorded mutation, so callers need no dry-run branches. */
-function dryRunResult(m: Mutation): Device | IPReservation | IPAssignment | 'deleted' {
+function dryRunResult(m: Mutation): Device | IPReservation | IPAssignment | AuthToken | 'deleted' {
   switch (m.kind) {
+    case 'create-api-key':
+    case 'delete-api-key':
+      return dryRunApiKeyResult(m) as AuthToken | 'deleted';
+    case 'tag-ip':
+      return {
+        id: m.id,
+        type: 'public_ipv4',
+        address_family: 4,
+        address: m.label.split('/')[0]!,
+        network: m.label.split('/')[0]!,
+        cidr: 32,
+        public: true,
+        management: false,
+        tags: m.tags,
+      };
     case 'reserve-ip':
       return {
         id: 'dry-run:control-plane-endpoint',
@@ -311,5 +366,10 @@ export function describeMutation(m: Mutation): string {
       return `assign the control-plane Elastic IP to ${m.hostname}`;
     case 'unassign-ip':
       return `unassign the control-plane Elastic IP from ${m.from}`;
+    case 'tag-ip':
+      return describeTagIPMutation(m);
+    case 'create-api-key':
+    case 'delete-api-key':
+      return describeApiKeyMutation(m);
   }
 }

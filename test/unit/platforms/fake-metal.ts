@@ -15,6 +15,7 @@
  * Errors are shaped like MetalApiError (`name`, `status`).
  */
 import type { MetalApi } from '../../../src/metal/api.js';
+import type { AuthToken, AuthTokenInput } from '../../../src/metal/api-keys.js';
 import type {
   CapacityCheck,
   Device,
@@ -387,6 +388,39 @@ export class FakeMetal implements MetalApi {
     if (this.assignments.some((x) => x.reservationId === id))
       throw new FakeApiError(422, 'IP reservation still has assignments; unassign them first');
     this.reservations.splice(i, 1);
+    return 'deleted';
+  }
+  async updateIPTags(id: string, tags: string[]): Promise<IPReservation> {
+    this.calls.push('updateIPTags');
+    const r = this.reservations.find((x) => x.id === id);
+    if (!r) throw new FakeApiError(404, 'Not found');
+    r.tags = [...tags];
+    return { ...r };
+  }
+  /** Project API keys (id, token, description). */
+  readonly apiKeys: AuthToken[] = [];
+  async listProjectApiKeys(): Promise<AuthToken[]> {
+    this.calls.push('listProjectApiKeys');
+    return this.apiKeys.map((k) => ({ ...k }));
+  }
+  async createProjectApiKey(_projectId: string, input: AuthTokenInput): Promise<AuthToken> {
+    this.calls.push('createProjectApiKey');
+    const n = ++this.seq;
+    const k: AuthToken = {
+      id: `key-${n}`,
+      token: `fake-token-${n}`,
+      description: input.description ?? '',
+      read_only: input.read_only ?? false,
+      created_at: new Date(this.now + n).toISOString(),
+    };
+    this.apiKeys.push(k);
+    return { ...k };
+  }
+  async deleteApiKey(id: string): Promise<'deleted' | 'absent'> {
+    this.calls.push('deleteApiKey');
+    const i = this.apiKeys.findIndex((k) => k.id === id);
+    if (i < 0) return 'absent';
+    this.apiKeys.splice(i, 1);
     return 'deleted';
   }
   async listDeviceIPs(deviceId: string): Promise<IPAssignment[]> {
