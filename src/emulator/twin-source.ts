@@ -2,12 +2,14 @@ import { findPlan } from './catalog.js';
 import type { EmulatorContext } from './context.js';
 import { addressesVisible } from './render.js';
 import { stateAt } from './lifecycle.js';
-import type { TwinDevice, TwinSource } from './twin/index.js';
+import { isUuid } from './ids.js';
+import type { CredentialCheck, TwinDevice, TwinSource } from './twin/index.js';
 
 /**
  * What the Kubernetes twin sees of the emulator: the own project's devices as the Metal API shows
  * them — state on the virtual clock, the stored userdata (`GET /devices/{id}/userdata`), plan,
- * metro, facility and management addresses (loopback) — and the plan's size for node capacity.
+ * metro, facility and management addresses (loopback) — and the plan's size for node capacity;
+ * and whether an API key may use a project, as the API would answer a CCM using it.
  */
 export function twinSource(ctx: EmulatorContext): TwinSource {
   return {
@@ -35,7 +37,44 @@ export function twinSource(ctx: EmulatorContext): TwinSource {
           };
         });
     },
+
+    checkCredentials(apiKey: string, projectId: string): CredentialCheck {
+      // Which projects the key may use: the user's token reaches the user's own projects; a
+      // project API key (once the state holds them) reaches its project.
+      const allowed = projectsOfKey(ctx, apiKey);
+      if (!allowed) {
+        return {
+          ok: false,
+          reason:
+            'the Metal API refuses its apiKey (401 Invalid authentication token): it is not a ' +
+            "key of this emulator (the user's token or a project API key)",
+        };
+      }
+      const id = projectId.trim().toLowerCase();
+      const project = isUuid(id) ? ctx.state.projects.find((p) => p.id === id) : undefined;
+      if (!project) {
+        return {
+          ok: false,
+          reason: `its projectID ${JSON.stringify(projectId.slice(0, 64))} is not a project of this emulator (the Metal API answers 404)`,
+        };
+      }
+      if (!allowed.has(project.id)) {
+        return {
+          ok: false,
+          reason: `its apiKey may not use project ${project.id} (403 You are not authorized to view this project)`,
+        };
+      }
+      return { ok: true };
+    },
   };
+}
+
+/** The ids of the projects `apiKey` may use, or undefined for an unknown key. */
+function projectsOfKey(ctx: EmulatorContext, apiKey: string): Set<string> | undefined {
+  if (apiKey === ctx.state.token) {
+    return new Set(ctx.state.projects.filter((p) => p.access === 'own').map((p) => p.id));
+  }
+  return undefined;
 }
 
 function addressesOf(assignments: Array<{ public: boolean; address: string }>): {

@@ -3,13 +3,16 @@
  * close it (persisting `--state`) and remove `--ready-file`. Prints the URL and an `export` line for
  * METAL_API_URL and METAL_AUTH_TOKEN on stderr: with `--ready-file` the line reads the token from
  * that file; without one the token itself is printed only when stderr is a terminal. `-o json`
- * never carries the token (it is in the ready file).
+ * never carries the token (it is in the ready file). The Kubernetes twin runs with its CCM and CNI
+ * gates on unless `--no-ccm-gate` / `--no-cni-gate` or `LOKO_TWIN_REQUIRE_CCM=0` /
+ * `LOKO_TWIN_REQUIRE_CNI=0` say otherwise (../shared/twin.ts).
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ExitCode, LokoError } from '../../util/errors.js';
 import type { RunAction } from '../shared/context.js';
+import { twinGates } from '../shared/twin.js';
 
 interface StartFlags {
   port: number;
@@ -18,6 +21,10 @@ interface StartFlags {
   timeScale: number;
   rateLimit?: number;
   projectId?: string;
+  /** `--no-ccm-gate` sets false. */
+  ccmGate: boolean;
+  /** `--no-cni-gate` sets false. */
+  cniGate: boolean;
 }
 
 function number(flag: string, min: number) {
@@ -76,9 +83,18 @@ export function emulatorStartCommand(runAction: RunAction): Command {
       "id of the seeded project, a UUID (e.g. your config's project_id)",
       uuid,
     )
+    .option(
+      '--no-ccm-gate',
+      'Kubernetes twin: initialise nodes at once instead of waiting for the Equinix Metal CCM (env LOKO_TWIN_REQUIRE_CCM=0)',
+    )
+    .option(
+      '--no-cni-gate',
+      'Kubernetes twin: nodes turn Ready at once instead of waiting for a CNI pod (env LOKO_TWIN_REQUIRE_CNI=0)',
+    )
     .action(
       runAction<StartFlags>(
         async (ctx, opts) => {
+          const gates = twinGates(ctx.env, opts);
           const { startEmulator, writeReadyFile } = await import('../../emulator/index.js');
           const running = await startEmulator({
             port: opts.port,
@@ -87,6 +103,7 @@ export function emulatorStartCommand(runAction: RunAction): Command {
             timeScale: opts.timeScale,
             rateLimitPerSecond: opts.rateLimit,
             logger: { info: (msg: string) => ctx.host.info(msg) },
+            twinOptions: gates,
           }).catch((err: unknown) => {
             if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
               throw new LokoError(`port ${opts.port} on 127.0.0.1 is in use`, {

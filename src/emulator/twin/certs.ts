@@ -121,3 +121,35 @@ export async function issueLeaf(ca: CertPair, spec: LeafSpec, now = new Date()):
   });
   return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
 }
+
+/**
+ * A new self-signed CA (ECDSA P-256, `cA=TRUE`, keyCertSign) named `commonName`, valid for
+ * `validityDays` (default 10 years). The twin's webhook stand-in signs its serving certificates
+ * with it, like a component's own cert rotator does with its self-made CA.
+ */
+export async function issueCa(
+  commonName: string,
+  validityDays = 3650,
+  now = new Date(),
+): Promise<CertPair> {
+  const keys = (await subtle.generateKey(KEY, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: [{ CN: [commonName] }],
+    notBefore: new Date(now.getTime() - BACKDATE_MS),
+    notAfter: new Date(now.getTime() + validityDays * DAY_MS),
+    signingAlgorithm: KEY,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign |
+          x509.KeyUsageFlags.cRLSign |
+          x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { certPem: cert.toString('pem') + '\n', keyPem: await exportKey(keys.privateKey) };
+}

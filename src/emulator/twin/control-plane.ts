@@ -6,9 +6,13 @@
  *
  * - `--advertise-address=<EIP> --endpoint-reconciler-type=none`: the endpoint reconcilers refuse
  *   a loopback advertise address;
- * - the service and pod ranges are moved into 127.0.0.0/8 (`loopbackRange`), and
+ * - the service range is moved into 127.0.0.0/8 (`loopbackRange`), and
  *   `--enable-aggregator-routing=true` makes the apiserver call webhooks and aggregated APIs on
  *   endpoint addresses, never on a cluster IP;
+ * - pods keep addresses of the cluster's pod range (`podSubnet`): the apiserver refuses loopback
+ *   addresses in EndpointSlices, so a Service backed by pods needs them; they are never dialled,
+ *   because `--egress-selector-config-file` sends all cluster traffic (webhooks, aggregated APIs,
+ *   kubelet and proxy connections) as HTTP CONNECT over a Unix socket to the twin (./egress.ts);
  * - etcd speaks plain HTTP on the EIP (kubeadm uses TLS with the etcd CA; nothing leaves the
  *   machine here).
  */
@@ -18,6 +22,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { TwinBinary } from './binaries.js';
 import { caCertHash, issueLeaf, type CertPair } from './certs.js';
+import { egressSelectorConfig } from './egress.js';
 import { KubeApi } from './kube-api.js';
 import { firstHost, freePorts, loopbackRange, portFree, probe } from './network.js';
 import { isRunning, spawnDetached, stopProcesses, type Spawned } from './processes.js';
@@ -57,6 +62,8 @@ export interface StartOptions {
   readyTimeoutMs: number;
   /** Aborts waiting (the emulator closes); started processes are stopped. */
   signal: AbortSignal;
+  /** Unix socket of the twin's egress proxy (./egress.ts `egressSocketPath`). */
+  egressSocket: string;
   log: (line: string) => void;
 }
 
@@ -92,6 +99,7 @@ function paths(dir: string) {
     controllerManagerConf: join(dir, 'controller-manager.conf'),
     schedulerConf: join(dir, 'scheduler.conf'),
     kwokConf: join(dir, 'kwok.conf'),
+    egressConf: join(dir, 'egress-selector.yaml'),
   };
 }
 
@@ -299,9 +307,15 @@ export async function adoptControlPlane(
   dir: string,
   controllerDeviceId: string,
   caHash: string,
+  egressSocket: string,
 ): Promise<ControlPlaneHandle | undefined> {
   const rec = readRecord(dir);
-  if (!rec || rec.controllerDeviceId !== controllerDeviceId || rec.caCertHash !== caHash) {
+  if (
+    !rec ||
+    rec.controllerDeviceId !== controllerDeviceId ||
+    rec.caCertHash !== caHash ||
+    rec.egressSocket !== egressSocket
+  ) {
     return undefined;
   }
   // A busy machine may answer slowly: give a running control plane a few chances.
@@ -363,9 +377,11 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     caCertHash: caHash,
     createdAt: prev?.createdAt ?? new Date().toISOString(),
     dieWithParent: opts.dieWithParent,
+    egressSocket: opts.egressSocket,
     components: [],
   };
   writeRecord(dir, record);
+  write(p.egressConf, egressSelectorConfig(opts.egressSocket));
 
   const started: Array<ComponentRecord & { proc: Spawned }> = [];
   const start = (name: TwinBinary, args: string[], ports: Record<string, number>) => {
@@ -446,7 +462,11 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     );
 
     const serviceRange = loopbackRange(cluster.serviceSubnet);
-    const podRange = loopbackRange(cluster.podSubnet ?? '10.244.0.0/16');
+    // Not moved into 127/8 (see the module comment): never dialled, only recorded.
+    const podRange = cluster.podSubnet ?? '10.244.0.0/16';
+    if (!/^\d+\.\d+\.\d+\.\d+\/\d+$/.test(podRange)) {
+      throw new ControlPlaneError(`podSubnet "${podRange}" is not an IPv4 CIDR`);
+    }
     opts.log(`starting kube-apiserver on ${address}:${port} (services ${serviceRange})`);
     const apiserver = start(
       'kube-apiserver',
@@ -477,8 +497,10 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
         `--service-cluster-ip-range=${serviceRange}`,
         `--tls-cert-file=${p.servingCert}`,
         `--tls-private-key-file=${p.servingKey}`,
-        // Webhooks, conversion webhooks and aggregated APIs are called on endpoint addresses.
+        // Webhooks, conversion webhooks and aggregated APIs are called on endpoint addresses,
+        // through the twin's egress proxy (never a TCP connection to a pod address).
         '--enable-aggregator-routing=true',
+        `--egress-selector-config-file=${p.egressConf}`,
         '--profiling=false',
       ],
       { secure: port },

@@ -15,6 +15,8 @@ import { liveTwins } from './twin.js';
 
 export { findBinaries, kubeBinDir, TWIN_BINARIES } from './binaries.js';
 export { KubernetesTwin, type TwinDevice, type TwinOptions, type TwinSource } from './twin.js';
+export type { CredentialCheck } from './ccm.js';
+export { WEBHOOK_FIELD_MANAGER, type WebhookListenerStatus } from './webhooks.js';
 
 /** One process of a twin cluster, as recorded. */
 export interface TwinComponentStatus {

@@ -151,6 +151,19 @@ export class KubeApi {
     return r.body;
   }
 
+  /**
+   * JSON patch (`application/json-patch+json`) recorded under field manager `manager` (an Update
+   * in managedFields: the manager owns exactly the fields it changed). Resolves false when a
+   * `test` operation fails (422) or the object is gone (404): the caller looks again next round.
+   */
+  async jsonPatch(path: string, ops: unknown[], manager: string): Promise<boolean> {
+    const q = `?fieldManager=${encodeURIComponent(manager)}`;
+    const r = await this.request('PATCH', path + q, ops, 'application/json-patch+json');
+    if (r.status === 404 || r.status === 422 || r.status === 409) return false;
+    if (r.status !== 200) throw failure('PATCH', path, r);
+    return true;
+  }
+
   /** PUT (an update with resourceVersion); resolves false on a 409 conflict. */
   async replace(path: string, obj: unknown): Promise<boolean> {
     const r = await this.request('PUT', path, obj);

@@ -11,6 +11,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parse } from 'yaml';
+import { isCcmContainer } from './ccm.js';
 import { caCertHash } from './certs.js';
 import type { KubeApi } from './kube-api.js';
 import { NETWORK_ANNOTATION, NETWORK_READY } from './stages.js';
@@ -60,6 +61,14 @@ export function cloudFacts(device: DeviceFacts): {
 }
 
 /**
+ * The CPU architecture a kubelet on `plan` reports (`kubernetes.io/arch`): `arm64` for Metal's Arm
+ * plans (`c3.large.arm64`, `m3.large.arm64`… the name says so), `amd64` for every x86 plan.
+ */
+export function archOf(plan: string): 'amd64' | 'arm64' {
+  return /arm/i.test(plan) ? 'arm64' : 'amd64';
+}
+
+/**
  * The Node a machine's kubelet registers. With `initialized` the CCM's additions are already in
  * (the CCM gate is off, or there is no external cloud provider); otherwise the node carries the
  * `uninitialized` taint and the kubelet's own view of its address. `networkReady` lets kwok mark
@@ -73,10 +82,11 @@ export function nodeObject(
   const name = spec.nodeName ?? device.hostname;
   const controlPlane = spec.action !== 'join-worker';
   const cloud = cloudFacts(device);
+  const arch = archOf(device.plan);
   const labels: Record<string, string> = {
-    'beta.kubernetes.io/arch': 'amd64',
+    'beta.kubernetes.io/arch': arch,
     'beta.kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/arch': arch,
     'kubernetes.io/hostname': name,
     'kubernetes.io/os': 'linux',
     ...spec.labels,
@@ -126,7 +136,7 @@ export function nodeObject(
       capacity,
       allocatable: capacity,
       nodeInfo: {
-        architecture: 'amd64',
+        architecture: arch,
         operatingSystem: 'linux',
         osImage: 'Ubuntu 24.04 LTS',
         kernelVersion: '6.8.0-emulated',
@@ -329,8 +339,23 @@ export interface PodView {
   spec?: {
     nodeName?: string;
     hostNetwork?: boolean;
-    volumes?: Array<{ hostPath?: { path?: string } }>;
-    containers?: Array<{ image?: string; command?: string[]; args?: string[] }>;
+    volumes?: Array<{
+      name?: string;
+      hostPath?: { path?: string };
+      secret?: { secretName?: string; items?: Array<{ key: string; path: string }> };
+    }>;
+    containers?: Array<{
+      name?: string;
+      image?: string;
+      command?: string[];
+      args?: string[];
+      env?: Array<{
+        name: string;
+        value?: string;
+        valueFrom?: { secretKeyRef?: { name?: string; key?: string; optional?: boolean } };
+      }>;
+      volumeMounts?: Array<{ name: string; mountPath: string; subPath?: string }>;
+    }>;
   };
   status?: { phase?: string };
 }
@@ -341,13 +366,7 @@ export interface PodView {
  */
 export function isCcmPod(pod: PodView): boolean {
   if (pod.status?.phase !== 'Running') return false;
-  return (pod.spec?.containers ?? []).some(
-    (c) =>
-      (c.image ?? '').includes('cloud-provider-equinix-metal') ||
-      [...(c.command ?? []), ...(c.args ?? [])].some((a) =>
-        /^--cloud-provider[= ]equinixmetal$/.test(a),
-      ),
-  );
+  return (pod.spec?.containers ?? []).some(isCcmContainer);
 }
 
 /**

@@ -51,6 +51,11 @@ export interface ClusterRecord {
   createdAt: string;
   /** Whether the processes die with the emulator process that started them. */
   dieWithParent: boolean;
+  /**
+   * The Unix socket the apiserver's egress selector sends cluster traffic to (./egress.ts). A
+   * record without one is of a twin before the egress proxy, never reused.
+   */
+  egressSocket?: string;
   components: ComponentRecord[];
 }
 

@@ -27,6 +27,7 @@ import {
   stopRecorded,
   type ControlPlaneHandle,
 } from './control-plane.js';
+import { ccmCredentials, type CredentialCheck } from './ccm.js';
 import { isLoopbackV4 } from './network.js';
 import {
   checkJoin,
@@ -53,19 +54,23 @@ import {
 } from './records.js';
 import { NETWORK_ANNOTATION, NETWORK_READY } from './stages.js';
 import { MachineSpecError, parseMachineUserdata, type MachineSpec } from './userdata.js';
+import { WebhookStandIn, type WebhookListenerStatus } from './webhooks.js';
+import { EgressProxy, egressSocketPath } from './egress.js';
 
 /** Options of the twin. */
 export interface TwinOptions {
   /**
-   * Nodes keep `node.cloudprovider.kubernetes.io/uninitialized` (and get no providerID,
-   * instance-type/region labels or CCM addresses) until an Equinix Metal CCM pod runs. Default
-   * false: nodes are initialised from the emulator's data at once. (The next issue, which deploys
-   * the CCM, turns it on.)
+   * Nodes of kubelets with `cloud-provider: external` keep
+   * `node.cloudprovider.kubernetes.io/uninitialized` (and get no providerID, instance-type/region
+   * labels or CCM addresses) until an Equinix Metal CCM pod runs whose config is usable: the
+   * API key and project id it reads (./ccm.ts) are accepted by the emulator
+   * ({@link TwinSource.checkCredentials}). Default false here: nodes are initialised from the
+   * emulator's data at once. The CLI turns it on (`loko emulator start`, `--emulator`).
    */
   requireCcm?: boolean;
   /**
-   * Nodes stay NotReady (`NetworkPluginNotReady`) until a CNI pod runs on them. Default false:
-   * nodes turn Ready at once. (The next issue, which deploys the CNI, turns it on.)
+   * Nodes stay NotReady (`NetworkPluginNotReady`) until a CNI pod runs on them. Default false
+   * here: nodes turn Ready at once. The CLI turns it on (`loko emulator start`, `--emulator`).
    */
   requireCni?: boolean;
   /**
@@ -92,6 +97,11 @@ export interface TwinDevice extends DeviceFacts {
 /** Where the twin reads the devices from (the emulator's state, as the API would show it). */
 export interface TwinSource {
   devices(): TwinDevice[];
+  /**
+   * Whether the Metal API would accept `apiKey` for project `projectId` (a CCM's credentials):
+   * the reason of a refusal reads like the API's answer and never contains the key.
+   */
+  checkCredentials(apiKey: string, projectId: string): CredentialCheck;
 }
 
 interface Logger {
@@ -130,6 +140,13 @@ interface Cluster {
   lastResyncAt: number;
   lastHealthAt: number;
   lastGateAt: number;
+  lastWebhookAt: number;
+  /** The stand-in serving the webhooks of the cluster's fake pods (./webhooks.ts). */
+  webhooks: WebhookStandIn;
+  /** Where the apiserver's cluster traffic arrives (./egress.ts). */
+  egress?: EgressProxy;
+  /** Why the running CCM cannot initialise nodes (logged once per change). */
+  ccmReason?: string;
 }
 
 /** Device states in which the machine (and so its kubelet) no longer exists. */
@@ -137,6 +154,7 @@ const GONE = new Set(['deprovisioning', 'deleted']);
 const RESYNC_MS = 15_000;
 const HEALTH_MS = 10_000;
 const GATE_MS = 2_000;
+const WEBHOOK_MS = 1_000;
 const DEFAULT_DISCOVERY_TIMEOUT_S = 5 * 60;
 
 /** Live twins of this process by twin directory (so `stopTwin` can tell them). */
@@ -237,6 +255,8 @@ export class KubernetesTwin {
       }
     }
     for (const c of this.clusters.values()) {
+      await c.webhooks.close();
+      await c.egress?.close();
       c.handle?.api.close();
       c.release();
     }
@@ -249,10 +269,17 @@ export class KubernetesTwin {
     for (const c of this.clusters.values()) c.abort.abort();
     await Promise.allSettled([...this.inflight]);
     for (const c of this.clusters.values()) {
+      await c.webhooks.close();
+      await c.egress?.close();
       c.handle?.api.close();
       c.release();
     }
     this.clusters.clear();
+  }
+
+  /** The webhook listeners of each running cluster, by endpoint address (for tests and status). */
+  webhookListeners(): Map<string, WebhookListenerStatus[]> {
+    return new Map([...this.clusters.values()].map((c) => [c.address, c.webhooks.status()]));
   }
 
   private say(key: string, msg: string): void {
@@ -417,9 +444,10 @@ export class KubernetesTwin {
         return;
       }
     }
+    const dir = clusterDir(this.twinDir, address);
     const c: Cluster = prev ?? {
       address,
-      dir: clusterDir(this.twinDir, address),
+      dir,
       controllerDeviceId: device.id,
       kubernetesVersion: spec.cluster?.kubernetesVersion || 'v0.0.0',
       phase: 'starting',
@@ -431,6 +459,8 @@ export class KubernetesTwin {
       lastResyncAt: 0,
       lastHealthAt: Date.now(),
       lastGateAt: 0,
+      lastWebhookAt: 0,
+      webhooks: new WebhookStandIn(dir, (msg) => this.log(c, msg)),
     };
     c.phase = 'starting';
     c.abort = new AbortController();
@@ -438,7 +468,11 @@ export class KubernetesTwin {
     const server = `https://${address}:${spec.endpoint.port}`;
     const run = async () => {
       const caHash = checkInitSpec(spec);
-      let handle = await adoptControlPlane(c.dir, device.id, caHash);
+      const egressSocket = egressSocketPath(c.dir);
+      c.egress ??= await EgressProxy.listen(egressSocket, (host, port) =>
+        c.webhooks.handler(host, port),
+      );
+      let handle = await adoptControlPlane(c.dir, device.id, caHash, egressSocket);
       if (handle) {
         this.log(c, `reusing the control plane at ${server} (${describe(handle.record)})`);
       } else {
@@ -454,6 +488,7 @@ export class KubernetesTwin {
           dieWithParent: this.opts.onClose === 'stop',
           readyTimeoutMs: this.opts.readyTimeoutMs,
           signal: c.abort.signal,
+          egressSocket,
           log: (line) => appendTwinLog(c.dir, line),
         });
         this.log(
@@ -494,6 +529,8 @@ export class KubernetesTwin {
   private async drop(c: Cluster, removeData: boolean): Promise<void> {
     c.abort.abort();
     await c.run;
+    await c.webhooks.close();
+    await c.egress?.close();
     c.handle?.api.close();
     await stopRecorded(c.dir, removeData);
     c.release();
@@ -585,7 +622,11 @@ export class KubernetesTwin {
     if (waiting.length > 0 && now - c.lastGateAt > GATE_MS) {
       c.lastGateAt = now;
       const pods = (await api.get<{ items: PodView[] }>('/api/v1/pods'))?.items ?? [];
-      const ccm = pods.some(isCcmPod);
+      // A gate turned off since a node registered (an emulator restarted with other options)
+      // lets it through like a gate that was never on.
+      const ccm =
+        !this.opts.requireCcm ||
+        (waiting.some((t) => !t.initialized) ? await this.usableCcm(c, pods) : false);
       const cniNodes = new Set(pods.map(cniNodeOf).filter((n): n is string => !!n));
       for (const t of waiting) {
         const m = byId.get(t.deviceId);
@@ -595,13 +636,60 @@ export class KubernetesTwin {
           t.initialized = true;
           this.log(c, `node ${t.name} initialised by the cloud controller manager`);
         }
-        if (!t.networkReady && cniNodes.has(t.name)) {
+        if (!t.networkReady && (!this.opts.requireCni || cniNodes.has(t.name))) {
           await markNetworkReady(api, t.name);
           t.networkReady = true;
           this.log(c, `node ${t.name}: CNI running, network ready`);
         }
       }
     }
+
+    // Webhooks of fake pods: the stand-in serves them (and keeps the caBundles).
+    if (now - c.lastWebhookAt >= WEBHOOK_MS) {
+      c.lastWebhookAt = now;
+      try {
+        await c.webhooks.reconcile(api);
+      } catch (err) {
+        this.say(
+          `webhooks:${c.address}:${String(err)}`,
+          `Kubernetes twin: ${c.address}: webhook stand-in: ${String(err)}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * True when a Running Equinix Metal CCM pod exists whose credentials the emulator accepts (what
+   * the real CCM needs before it can look up a single device). Why not is logged once per change,
+   * never with the key.
+   */
+  private async usableCcm(c: Cluster, pods: PodView[]): Promise<boolean> {
+    const running = pods.filter(isCcmPod);
+    if (running.length === 0) return false;
+    const reasons: string[] = [];
+    for (const pod of running) {
+      const name = `${pod.metadata?.namespace ?? '?'}/${pod.metadata?.name ?? '?'}`;
+      const creds = await ccmCredentials(c.handle!.api, pod);
+      const check: CredentialCheck = creds.ok
+        ? this.source.checkCredentials(creds.apiKey, creds.projectId)
+        : creds;
+      if (check.ok) {
+        if (c.ccmReason !== undefined) {
+          this.log(c, `the cloud controller manager ${name} now has a usable config`);
+        }
+        c.ccmReason = undefined;
+        return true;
+      }
+      reasons.push(
+        `${name}: ${check.reason}` + (creds.ok ? ` (credentials from ${creds.from})` : ''),
+      );
+    }
+    const reason = reasons.join('; ');
+    if (reason !== c.ccmReason) {
+      c.ccmReason = reason;
+      this.log(c, `the cloud controller manager cannot initialise nodes: ${reason}`);
+    }
+    return false;
   }
 
   private async tryRegister(

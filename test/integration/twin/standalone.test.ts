@@ -38,12 +38,30 @@ interface Cli {
   ready: { url: string; token: string; projectId: string };
 }
 
-async function startCli(dir: string, statePath: string, tag: string): Promise<Cli> {
+async function startCli(
+  dir: string,
+  statePath: string,
+  tag: string,
+  extra: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<Cli> {
   const readyFile = path.join(dir, `${tag}.ready.json`);
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...extra.env };
+  // The gates' defaults are what the first start checks.
+  if (!extra.env?.LOKO_TWIN_REQUIRE_CCM) delete env.LOKO_TWIN_REQUIRE_CCM;
+  if (!extra.env?.LOKO_TWIN_REQUIRE_CNI) delete env.LOKO_TWIN_REQUIRE_CNI;
   const child = spawn(
     process.execPath,
-    [BIN, 'emulator', 'start', '--state', statePath, '--ready-file', readyFile],
-    { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    [
+      BIN,
+      'emulator',
+      'start',
+      '--state',
+      statePath,
+      '--ready-file',
+      readyFile,
+      ...(extra.args ?? []),
+    ],
+    { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
@@ -97,7 +115,7 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
     if (fx) await rm(fx.assetDir, { recursive: true, force: true });
   });
 
-  it('`loko emulator start` runs the twin beside its state file and stops it on SIGTERM', async () => {
+  it('`loko emulator start` runs the twin beside its state file, gates on, and stops it on SIGTERM', async () => {
     cli = await startCli(dir, statePath, 'first');
     const metal = metalHandle(cli.ready);
     fx = await makeCluster(metal, { name: NAME, controllers: 1 });
@@ -110,8 +128,19 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
     });
     expect(clock.status).toBe(200);
     await serving();
-    await waitFor('the controller node', async () =>
-      isReady((await nodesOf(kubeClient(fx))).get(controller)),
+    // Both gates are on by default: no CCM and no CNI run, so the node is uninitialised and
+    // NotReady for want of a network plugin.
+    const node = await waitFor('the controller node NotReady', async () => {
+      const n = (await nodesOf(kubeClient(fx))).get(controller);
+      const ready = n?.status.conditions?.find((c) => c.type === 'Ready');
+      return ready?.status === 'False' ? n : undefined;
+    });
+    expect(node.status.conditions?.find((c) => c.type === 'Ready')?.message).toContain(
+      'cni plugin not initialized',
+    );
+    expect(node.spec.providerID).toBeUndefined();
+    expect((node.spec.taints ?? []).map((t) => t.key)).toContain(
+      'node.cloudprovider.kubernetes.io/uninitialized',
     );
     const pids = await pidsOf();
     expect(pids).toHaveLength(5);
@@ -127,10 +156,22 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
   });
 
   it('a restart on the same state resumes the cluster from its data; SIGINT stops it', async () => {
-    cli = await startCli(dir, statePath, 'second');
+    // The gates off, once by flag and once by environment variable.
+    cli = await startCli(dir, statePath, 'second', {
+      args: ['--no-cni-gate'],
+      env: { LOKO_TWIN_REQUIRE_CCM: '0' },
+    });
     await serving();
     // The node registered before the restart is still there (etcd's data was kept).
     expect((await nodesOf(kubeClient(fx))).has(controller)).toBe(true);
+    // With both gates off now, it is let through: initialised and Ready.
+    const node = await waitFor('the controller node initialised and Ready', async () => {
+      const n = (await nodesOf(kubeClient(fx))).get(controller);
+      return isReady(n) && n?.spec.providerID ? n : undefined;
+    });
+    expect((node.spec.taints ?? []).map((t) => t.key)).not.toContain(
+      'node.cloudprovider.kubernetes.io/uninitialized',
+    );
     const pids = await waitFor('all five components recorded', async () => {
       const p = await pidsOf();
       return p.length === 5 ? p : undefined;
