@@ -103,6 +103,7 @@ export function resolveComponents(
         `internal: component "${def.name}" has no decoded body: load the configuration with componentSpecs (src/components/registry.ts componentSpecs()) and stop on its errors`,
       );
     }
+    if (!block) requireNoMandatoryAttributes(def);
     const body = block?.body ?? emptyDecodedBody(def.spec);
     const config = def.decode(body, sink, block?.headerRange);
     return {
@@ -115,6 +116,23 @@ export function resolveComponents(
   if (sink.errorCount > 0) throw new ComponentConfigError(sink.items);
   opts.warnings?.push(...sink.items);
   return out;
+}
+
+/**
+ * A component without a block is decoded from an empty body; one with required attributes cannot
+ * be (e.g. `metallb` needs its address pools). Throws a LokoError saying what block to add.
+ */
+function requireNoMandatoryAttributes(def: ComponentDefinition): void {
+  const required = def.spec.attributes.filter((a) => a.required).map((a) => a.name);
+  const oneOf = def.spec.requireOneOf ?? [];
+  if (required.length === 0 && oneOf.length === 0) return;
+  const needs = [...required, ...(oneOf.length > 0 ? [oneOf.join(' or ')] : [])];
+  throw new LokoError(
+    `component "${def.name}" has no block in the configuration, and it needs ${needs.join(', ')}`,
+    {
+      hint: `Add component "${def.name}" { ${needs[0]} = ... } to a .lokocfg file (see docs/components/${def.name}.md), and pass it with -c.`,
+    },
+  );
 }
 
 /**

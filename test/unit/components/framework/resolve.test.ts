@@ -180,3 +180,36 @@ describe('resolveComponents', () => {
     );
   });
 });
+
+describe('resolveComponents: a named component without a block', () => {
+  it('is refused when its spec has required attributes, naming them and the block to add', async () => {
+    const needy = fakeComponent({
+      name: 'needy',
+      extra: {
+        spec: {
+          ...fakeComponent({ name: 'x' }).spec,
+          attributes: [
+            {
+              name: 'pools',
+              description: 'Pools.',
+              value: { type: 'map', values: { type: 'string' } },
+              required: true,
+            },
+          ],
+        },
+      },
+    });
+    const reg = [needy] as ComponentDefinition[];
+    expect(() =>
+      resolveComponents(
+        { components: new Map() },
+        { names: ['needy'], includeBootstrap: false, registry: reg },
+      ),
+    ).toThrow(
+      expect.objectContaining({
+        message: 'component "needy" has no block in the configuration, and it needs pools',
+        hint: expect.stringContaining('component "needy" { pools = ... }'),
+      }),
+    );
+  });
+});
