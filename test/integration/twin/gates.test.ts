@@ -1,8 +1,10 @@
 /**
- * The twin's two gates, on (they are off by default until the next issue deploys a CCM and a
- * CNI): a node keeps `node.cloudprovider.kubernetes.io/uninitialized` and has no providerID until
- * an Equinix Metal CCM pod runs, and stays NotReady (NetworkPluginNotReady) until a CNI pod runs
- * on it. The pods here are bound to their nodes directly; kwok runs them.
+ * The twin's two gates, on (as the CLI runs them): a node keeps
+ * `node.cloudprovider.kubernetes.io/uninitialized` and has no providerID until an Equinix Metal CCM
+ * pod runs whose config (Secret `metal-cloud-config`, `cloud-sa.json`, mounted and passed with
+ * `--cloud-config` like the upstream manifest does) holds an API key the emulator accepts for an
+ * existing project, and stays NotReady (NetworkPluginNotReady) until a CNI pod runs on it. The pods
+ * here are bound to their nodes directly; kwok runs them.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -50,6 +52,8 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
   const readyReason = (n: NodeView | undefined) =>
     n?.status.conditions?.find((c) => c.type === 'Ready')?.message;
 
+  const lines: string[] = [];
+
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'loko-twin-gates-'));
     const statePath = path.join(dir, 'state.json');
@@ -58,6 +62,7 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
         port: 0,
         statePath,
         twinOptions: { requireCcm: true, requireCni: true },
+        logger: { info: (m) => lines.push(m) },
       }),
       dir,
       statePath,
@@ -107,21 +112,81 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
     expect(isReady((await nodesOf(client())).get(controller))).toBe(false);
   });
 
-  it('initialises every node from the emulator once a CCM pod runs', async () => {
+  const secretPath = '/api/v1/namespaces/kube-system/secrets';
+  const cloudConfig = (apiKey: string, projectID: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'metal-cloud-config', namespace: 'kube-system' },
+    stringData: {
+      'cloud-sa.json': JSON.stringify({ apiKey, projectID, metro: 'sv', eipTag: 'x' }),
+    },
+  });
+  const WRONG_KEY = 'wrongkeywrongkeywrongkey0123';
+
+  it('leaves nodes uninitialised while the CCM runs with a key the emulator refuses', async () => {
+    const r = await client().post(secretPath, cloudConfig(WRONG_KEY, emu.projectId));
+    expect(r.status).toBe(201);
+    // CPEM v3.8.1's layout: the Secret mounted at /etc/cloud-sa, the file passed by flag.
     const ccm = pod('ccm', controller, {
       hostNetwork: true,
       containers: [
         {
           name: 'ccm',
-          image: 'example.invalid/cloud-provider-equinix-metal:v3.8.1',
-          args: ['--cloud-provider=equinixmetal', '--leader-elect=false'],
+          image: 'quay.io/equinix-oss/cloud-provider-equinix-metal:v3.8.1',
+          command: ['./cloud-provider-equinix-metal'],
+          args: [
+            '--cloud-provider=equinixmetal',
+            '--leader-elect=true',
+            '--cloud-config=/etc/cloud-sa/cloud-sa.json',
+          ],
+          volumeMounts: [{ name: 'cloud-sa-volume', mountPath: '/etc/cloud-sa', readOnly: true }],
         },
       ],
+      volumes: [{ name: 'cloud-sa-volume', secret: { secretName: 'metal-cloud-config' } }],
     });
     await waitFor('the CCM pod to be accepted', async () => {
       const r = await client().post('/api/v1/namespaces/kube-system/pods', ccm);
       return r.status === 201 || r.status === 409;
     });
+    await waitFor('the CCM pod Running', async () => {
+      const r = await client().get('/api/v1/namespaces/kube-system/pods/ccm');
+      return r.body?.status?.phase === 'Running';
+    });
+    const refused = await waitFor('the twin to say why the CCM cannot initialise', async () =>
+      lines.find((l) => l.includes('cloud controller manager cannot initialise nodes')),
+    );
+    expect(refused).toContain('kube-system/ccm');
+    expect(refused).toContain('401 Invalid authentication token');
+    expect(refused).toContain('Secret kube-system/metal-cloud-config key cloud-sa.json');
+    // Never the key itself, in the logger or the twin's log file.
+    expect(lines.join('\n')).not.toContain(WRONG_KEY);
+    // A few gate rounds later, nothing is initialised.
+    await new Promise((r) => setTimeout(r, 5000));
+    const nodes = await nodesOf(client());
+    for (const name of all) {
+      expect(nodes.get(name)!.spec.providerID).toBeUndefined();
+      expect((nodes.get(name)!.spec.taints ?? []).map((t) => t.key)).toContain(UNINITIALIZED);
+    }
+  });
+
+  it('an unknown projectID is refused too', async () => {
+    const del = await client().delete(`${secretPath}/metal-cloud-config`);
+    expect(del.status).toBe(200);
+    const unknown = '0b6a4e3c-1d2f-4a5b-9c8d-7e6f5a4b3c2d';
+    const r = await client().post(secretPath, cloudConfig(emu.token, unknown));
+    expect(r.status).toBe(201);
+    const refused = await waitFor('the twin to name the unknown project', async () =>
+      lines.find((l) => l.includes(`projectID "${unknown}" is not a project of this emulator`)),
+    );
+    expect(refused).not.toContain(emu.token);
+    expect((await nodesOf(client())).get(controller)!.spec.providerID).toBeUndefined();
+  });
+
+  it('initialises every node from the emulator once the CCM has a usable key', async () => {
+    const del = await client().delete(`${secretPath}/metal-cloud-config`);
+    expect(del.status).toBe(200);
+    const r = await client().post(secretPath, cloudConfig(emu.token, emu.projectId));
+    expect(r.status).toBe(201);
     const nodes = await waitFor('every node initialised', async () => {
       const got = await nodesOf(client());
       return all.every((n) => got.get(n)?.spec.providerID) ? got : undefined;
