@@ -45,12 +45,14 @@ export type ApiKeyMutationResult<M extends ApiKeyMutation> = M extends CreateApi
 
 /**
  * What {@link ensureClusterApiKey} and the destroy phase need of an executor. The platform
- * `Executor` satisfies it once its `Mutation` union includes {@link ApiKeyMutation} (and its
- * `MutationResult` maps them as {@link ApiKeyMutationResult}).
+ * `Executor` satisfies it once its `Mutation` union includes {@link ApiKeyMutation}. The result is
+ * `unknown` here because TypeScript cannot relate that executor's generic result type to
+ * {@link ApiKeyMutationResult}; callers read it as {@link ApiKeyMutationResult} of the kind
+ * they passed (which both executors return).
  */
 export interface ApiKeyExecutor {
   readonly dryRun: boolean;
-  execute<M extends ApiKeyMutation>(m: M): Promise<ApiKeyMutationResult<M>>;
+  execute(m: ApiKeyMutation): Promise<unknown>;
 }
 
 /** The description identifying the API key of `clusterName`: `loko:cluster=<name>`. */
@@ -120,11 +122,11 @@ export async function ensureClusterApiKey(input: {
     deleted.push({ id: k.id, description });
   }
   if (keep) return { id: keep.id, token: keep.token!, created: false, deleted };
-  const created = await input.executor.execute({
+  const created = (await input.executor.execute({
     kind: 'create-api-key',
     projectId: input.projectId,
     description,
-  });
+  })) as AuthToken;
   if (!isUsableKey(created)) {
     // A 201 without a token leaves CPEM without credentials: say so rather than render "".
     throw new Error(`the Metal API created API key ${created.id} but returned no token for it`);

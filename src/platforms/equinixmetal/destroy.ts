@@ -198,11 +198,11 @@ export const deleteApiKeysPhase: Phase<DestroyContext> = {
   async run(ctx, io) {
     for (const k of ctx.inventory?.apiKeys ?? []) {
       io.progress.item(k.id, 'running', 'deleting');
-      const res = await ctx.apiKeys!.executor.execute({
+      const res = (await ctx.apiKeys!.executor.execute({
         kind: 'delete-api-key',
         id: k.id,
         description: k.description,
-      });
+      })) as 'deleted' | 'absent';
       io.progress.item(k.id, 'done', res === 'absent' ? 'gone' : 'deleted');
     }
   },
