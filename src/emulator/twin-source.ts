@@ -39,8 +39,8 @@ export function twinSource(ctx: EmulatorContext): TwinSource {
     },
 
     checkCredentials(apiKey: string, projectId: string): CredentialCheck {
-      // Which projects the key may use: the user's token reaches the user's own projects; a
-      // project API key (once the state holds them) reaches its project.
+      // Which projects the key may use: the user's token reaches the user's own projects, a
+      // project API key its project.
       const allowed = projectsOfKey(ctx, apiKey);
       if (!allowed) {
         return {
@@ -74,7 +74,10 @@ function projectsOfKey(ctx: EmulatorContext, apiKey: string): Set<string> | unde
   if (apiKey === ctx.state.token) {
     return new Set(ctx.state.projects.filter((p) => p.access === 'own').map((p) => p.id));
   }
-  return undefined;
+  // A project API key (routes/api-keys.ts) reaches its own project; a read-only one still lets
+  // the CCM read the devices it initialises nodes from.
+  const key = (ctx.state.apiKeys ?? []).find((k) => k.token === apiKey);
+  return key ? new Set([key.projectId]) : undefined;
 }
 
 function addressesOf(assignments: Array<{ public: boolean; address: string }>): {

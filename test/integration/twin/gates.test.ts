@@ -182,10 +182,16 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
     expect((await nodesOf(client())).get(controller)!.spec.providerID).toBeUndefined();
   });
 
-  it('initialises every node from the emulator once the CCM has a usable key', async () => {
+  it('initialises every node from the emulator once the CCM has a project API key', async () => {
     const del = await client().delete(`${secretPath}/metal-cloud-config`);
     expect(del.status).toBe(200);
-    const r = await client().post(secretPath, cloudConfig(emu.token, emu.projectId));
+    // What loko gives the CCM: a project API key of the cluster's project.
+    const key = await emu.api('POST', `/projects/${emu.projectId}/api-keys`, {
+      description: 'loko:cluster=gated',
+      read_only: false,
+    });
+    expect(key.status).toBe(201);
+    const r = await client().post(secretPath, cloudConfig(key.body.token, emu.projectId));
     expect(r.status).toBe(201);
     const nodes = await waitFor('every node initialised', async () => {
       const got = await nodesOf(client());
