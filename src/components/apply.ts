@@ -281,7 +281,7 @@ function refusePlaceholders(component: string, objects: readonly KubeObject[]): 
     throw new LokoError(
       `component "${component}": ${where} holds placeholders for ${keys.split(',').join(', ')}; not applying it, as it would overwrite the live values`,
       {
-        hint: 'Apply it with the cluster configuration (-c <dir>) and a Metal API endpoint, so loko knows the real values, or through `loko cluster apply`.',
+        hint: "Run it with the cluster's configuration (-c <dir>) and its Metal API (--emulator, --api-url or METAL_API_URL), so loko reads the cluster's API key; `loko cluster apply` creates the key when it is missing.",
       },
     );
   }

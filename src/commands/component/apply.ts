@@ -73,7 +73,7 @@ async function applyCommand(
   const lock =
     config.cluster && !opts.kubeconfig ? await takeLock(config.cluster.assetDir) : undefined;
   try {
-    const metal = await s.resolveMetalContext(ctx, config.cluster, 'apply');
+    const metal = await s.resolveMetalContext(ctx, config.cluster, 'apply', lock !== undefined);
     const all = new Set([
       ...(await s.clusterComponentNames(config)),
       ...set.map((c) => c.def.name),

@@ -108,18 +108,89 @@ export interface MetalContext {
 }
 
 /**
- * HOOK (to be filled by the cluster workflow): the Metal facts of `cluster` for rendering its
- * components — the cluster's project API key (`ensureClusterApiKey`) and the control-plane
- * Elastic IP with its tag. For now: what the configuration says (the project), no key and no
- * endpoint, so components render placeholders for them. `purpose` says whether the result is
- * applied (`apply`: a missing key must not overwrite a live one) or only shown (`render`).
+ * The Metal facts of `cluster` for rendering its components:
+ * - the control-plane endpoint: the address of the cluster's admin kubeconfig
+ *   (`<asset_dir>/auth/kubeconfig`, written by `cluster apply` for the Elastic IP), port 6443 and
+ *   the EIP tag `controlPlaneEipTag(cluster)`;
+ * - the project API key loko created for the cluster (`findClusterApiKey`: read only, never
+ *   creates; `cluster apply` creates it), when a Metal API is configured (`--emulator`,
+ *   `--api-url` or METAL_API_URL).
+ * Without them, components render placeholders, which apply refuses to send. A Metal API that
+ * fails is a warning for `render` (placeholders are shown) and an error for `apply`.
  */
 export async function resolveMetalContext(
-  _ctx: CommandContext,
+  ctx: CommandContext,
   cluster: ClusterConfig | undefined,
-  _purpose: 'render' | 'apply',
+  purpose: 'render' | 'apply',
+  /** The caller holds the asset directory's lock (the embedded emulator's state lives there). */
+  locked = false,
 ): Promise<MetalContext> {
-  return cluster ? { projectId: cluster.projectId } : {};
+  if (!cluster) return {};
+  const out: MetalContext = { projectId: cluster.projectId };
+  const { controlPlaneEipTag, ENDPOINT_PORT } =
+    await import('../../platforms/equinixmetal/endpoint.js');
+  const address = await kubeconfigAddress(cluster);
+  if (address) {
+    out.controlPlaneEndpoint = {
+      address,
+      port: ENDPOINT_PORT,
+      eipTag: controlPlaneEipTag(cluster.clusterName),
+    };
+  }
+  const { resolveMetalEndpoint } = await import('../../metal/endpoint.js');
+  if (
+    !ctx.globals.emulator &&
+    !resolveMetalEndpoint({ apiUrlFlag: ctx.globals.apiUrl, env: ctx.env })
+  ) {
+    ctx.host.debug('no Metal API configured: the cluster API key is not looked up');
+    return out;
+  }
+  try {
+    const { openMetal } = await import('../shared/endpoint.js');
+    const { findClusterApiKey } = await import('../../platforms/equinixmetal/api-key.js');
+    const { acquireClusterLock } = await import('../../platforms/equinixmetal/lock.js');
+    const lock =
+      ctx.globals.emulator && !locked
+        ? await acquireClusterLock(cluster.assetDir, `loko component ${purpose}`)
+        : undefined;
+    const metal = await openMetal(ctx, cluster).catch(async (err: unknown) => {
+      await lock?.release();
+      throw err;
+    });
+    try {
+      const key = await findClusterApiKey({
+        api: metal.api,
+        projectId: cluster.projectId,
+        clusterName: cluster.clusterName,
+      });
+      if (key) out.metalApiKey = key.token;
+      else
+        ctx.host.debug(`no API key described loko:cluster=${cluster.clusterName} in the project`);
+    } finally {
+      await metal.close();
+      await lock?.release();
+    }
+  } catch (err) {
+    if (purpose === 'apply') throw err;
+    ctx.host.warn(
+      `cannot read the cluster's API key from the Metal API (${err instanceof Error ? err.message : String(err)}); rendering placeholders`,
+    );
+  }
+  return out;
+}
+
+/** The host of the cluster's admin kubeconfig server URL (the control-plane Elastic IP), if any. */
+async function kubeconfigAddress(cluster: ClusterConfig): Promise<string | undefined> {
+  const { readFile } = await import('node:fs/promises');
+  const { kubeconfigPath } = await import('../../platforms/equinixmetal/machine-bootstrap.js');
+  const text = await readFile(kubeconfigPath(cluster.assetDir), 'utf8').catch(() => undefined);
+  const server = text ? /^\s*server:\s*(\S+)\s*$/m.exec(text)?.[1] : undefined;
+  if (!server) return undefined;
+  try {
+    return new URL(server.replace(/^["']|["']$/g, '')).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
