@@ -2,9 +2,8 @@
  * Building the {@link ComponentContext} a render gets: the caller's cluster facts plus the
  * verified texts of the pinned upstream manifests the chosen components need.
  */
-import os from 'node:os';
 import path from 'node:path';
-import { fetchUpstreamManifests } from './upstream/fetch.js';
+import { fetchUpstreamManifests, userManifestCacheDir } from './upstream/fetch.js';
 import type { ConfiguredComponent } from './resolve.js';
 import type { ComponentContext, UpstreamManifest } from './types.js';
 
@@ -16,8 +15,9 @@ export interface ComponentContextInput {
   /** The components of this apply/render (their `upstream` lists are fetched). */
   set: readonly ConfiguredComponent[];
   /**
-   * The cluster's asset dir: manifests are cached in `<assetDir>/manifests`. Unset (no cluster
-   * block): `$XDG_CACHE_HOME/loko/manifests`, else `~/.cache/loko/manifests`.
+   * The cluster's asset dir: manifests are cached in `<assetDir>/manifests` (the per-user cache is
+   * read too). Unset (no cluster block): `$XDG_CACHE_HOME/loko/manifests`, else
+   * `~/.cache/loko/manifests`.
    */
   assetDir?: string;
   /** `manifest_mirror` of the cluster block; {@link MANIFEST_MIRROR_ENV} in `env` wins. */
@@ -45,14 +45,16 @@ export interface ComponentContextInput {
   fetch?: typeof fetchUpstreamManifests;
 }
 
-/** Where fetched manifests are cached for `assetDir` (or without a cluster). */
+/**
+ * Where fetched manifests are cached: `<assetDir>/manifests` with a cluster, else the per-user
+ * cache `${XDG_CACHE_HOME:-$HOME/.cache}/loko/manifests`.
+ */
 export function manifestCacheDir(
   assetDir: string | undefined,
   env: Record<string, string | undefined> = process.env,
 ): string {
   if (assetDir) return path.join(assetDir, 'manifests');
-  const base = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
-  return path.join(base, 'loko', 'manifests');
+  return userManifestCacheDir(env);
 }
 
 /**
@@ -68,11 +70,15 @@ export async function buildComponentContext(
   const manifests: UpstreamManifest[] = input.set.flatMap((c) => c.def.upstream);
   const mirror = env[MANIFEST_MIRROR_ENV]?.trim() || input.manifestMirror;
   const fetch = input.fetch ?? fetchUpstreamManifests;
+  const cacheDir = manifestCacheDir(input.assetDir, env);
+  const userCache = userManifestCacheDir(env);
   const upstream =
     manifests.length === 0
       ? new Map<string, string>()
       : await fetch(manifests, {
-          cacheDir: manifestCacheDir(input.assetDir, env),
+          cacheDir,
+          // The per-user cache (`npm run kube:build` fills it) serves offline runs of any cluster.
+          ...(cacheDir !== userCache ? { sharedCacheDirs: [userCache] } : {}),
           ...(mirror ? { mirror: mirror.replace(/\/+$/, '') } : {}),
           ...(input.manifestDir ? { dir: input.manifestDir } : {}),
           ...(input.signal ? { signal: input.signal } : {}),

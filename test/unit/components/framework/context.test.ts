@@ -38,7 +38,7 @@ describe('buildComponentContext', () => {
       assetDir: '/a/assets',
       manifestMirror: 'https://mirror.example.invalid/m',
       manifestDir: '/offline',
-      env: {},
+      env: { HOME: '/home/u' },
       clusterName: 'demo',
       podCidr: '10.2.0.0/16',
       metalApiKey: 'key',
@@ -53,6 +53,7 @@ describe('buildComponentContext', () => {
         names: ['thing'],
         opts: {
           cacheDir: '/a/assets/manifests',
+          sharedCacheDirs: ['/home/u/.cache/loko/manifests'],
           mirror: 'https://mirror.example.invalid/m',
           dir: '/offline',
         },
