@@ -110,7 +110,10 @@ async function applyCommand(
               readyTimeoutMs: timeoutMs,
               webhookTimeoutMs: timeoutMs,
               ...(opts.dryRun ? { dryRun: true } : {}),
-              onProgress: (e) => io.progress.status(progressText(e)),
+              onProgress: (e) => {
+                const text = progressText(e);
+                if (text) io.progress.status(text);
+              },
             });
             reports.push(report!);
           },
@@ -148,31 +151,45 @@ async function takeLock(assetDir: string): Promise<{ release(): Promise<void> }>
   return acquireClusterLock(assetDir, 'loko component apply');
 }
 
-/** One status line for a progress event. */
-export function progressText(e: import('../../components/apply.js').ComponentProgress): string {
+/**
+ * One status line for a progress event, or undefined for events not worth a line (each applied
+ * object: a non-TTY log prints every status line, and the report counts them).
+ */
+export function progressText(
+  e: import('../../components/apply.js').ComponentProgress,
+): string | undefined {
   switch (e.type) {
     case 'start':
-      return 'rendering';
+      return undefined;
     case 'rendered':
       return `${e.objects} objects rendered`;
     case 'object':
       switch (e.event.type) {
         case 'applied':
-          return `${e.event.action} ${e.event.ref.kind} ${e.event.ref.name}`;
+          return undefined;
         case 'waiting':
           return `waiting for ${e.event.what}`;
         case 'retrying':
-          return `webhook ${e.event.webhook} not ready yet, retrying ${e.event.ref.kind} ${e.event.ref.name}`;
+          return `webhook ${e.event.webhook} not serving yet, retrying ${e.event.ref.kind} ${e.event.ref.name}`;
         case 'pruned':
           return `pruned ${e.event.ref.kind} ${e.event.ref.name}`;
       }
-      return '';
+      return undefined;
     case 'ready':
       return `waiting: ${e.check}`;
     case 'custom-resources':
       return `applying ${e.objects} custom resources`;
-    case 'done':
-      return 'done';
+    case 'done': {
+      const r = e.report;
+      const parts = [
+        r.created && `${r.created} created`,
+        r.configured && `${r.configured} configured`,
+        r.unchanged && `${r.unchanged} unchanged`,
+        r.pruned && `${r.pruned} pruned`,
+        r.skipped && `${r.skipped} skipped`,
+      ].filter(Boolean);
+      return parts.join(', ') || 'nothing to apply';
+    }
   }
 }
 
