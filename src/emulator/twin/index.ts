@@ -1,6 +1,7 @@
 /**
  * The emulator's Kubernetes twin (DESIGN.md §5, docs/emulator.md "The Kubernetes twin"): devices
- * whose userdata is kubeadm cloud-init become a real control plane and kwok-managed nodes. The
+ * whose userdata is kubeadm cloud-init become a real control plane and kwok-managed nodes, whose
+ * fake pods' webhooks the twin serves itself ("Webhooks of fake pods"). The
  * emulator starts it (`startEmulator({ twin, twinDir, twinOptions })`); these functions work on a
  * twin directory without any emulator running.
  */

@@ -11,7 +11,11 @@
  * - every other kubeadm machine `active` → kubeadm's token discovery and TLS bootstrap against
  *   that apiserver (./nodes.ts `checkJoin`); only a machine that passes gets its Node;
  * - a device deprovisioning or gone → its Node is deleted; controller 0 gone → the control plane
- *   is stopped and its data removed.
+ *   is stopped and its data removed;
+ * - the gates: a node is initialised once a CCM pod runs with credentials the emulator accepts
+ *   (./ccm.ts), and turns Ready once a CNI pod runs on it;
+ * - webhooks of fake pods are served by a stand-in (./webhooks.ts), which the apiserver reaches
+ *   through its egress selector and the twin's proxy on a Unix socket (./egress.ts).
  *
  * Processes are recorded under `<twinDir>/twin/` (./records.ts); a later twin on the same
  * directory reuses a recorded control plane that is still serving.
