@@ -3,12 +3,14 @@
  * a server-side dry-run where it belongs (kube-system and cluster scope), and a real apply followed
  * by a re-apply changes nothing (same resourceVersions), while a changed config changes exactly
  * the Secret and the DaemonSet's pod template (its checksum annotation), and the MetalLB choice
- * adds the metallb.io rules to the ClusterRole (and the loadbalancer key to the config).
+ * adds the metallb.io rules to the ClusterRole (and the loadbalancer key to the config). The
+ * applied RBAC is checked with SubjectAccessReviews against the apiserver's own authorizer.
  *
  * The real applies go to a fresh namespace with suffixed cluster-scoped names, so they cannot race
  * other suites that apply the component to kube-system of the shared control plane.
  */
 import { randomBytes } from 'node:crypto';
+import { AuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, expect, it } from 'vitest';
 import { cloudProviderEquinixMetal as cpem } from '../../../../src/components/cloud-provider-equinix-metal/index.js';
 import type { CpemConfig } from '../../../../src/components/cloud-provider-equinix-metal/config.js';
@@ -133,5 +135,80 @@ describeKube('cloud-provider-equinix-metal on kube-apiserver', () => {
     expect(changedLb.map((a) => a.ref.kind).sort()).toEqual(['ClusterRole', 'DaemonSet', 'Secret']);
     const role = changedLb.find((a) => a.ref.kind === 'ClusterRole')!.object;
     expect((role.rules as { apiGroups: string[] }[]).at(-1)!.apiGroups).toEqual(['metallb.io']);
+  });
+
+  it("the applied RBAC grants CPEM's calls and no more: writes namespaced, endpoint reads cluster-wide, metallb.io only with MetalLB", async () => {
+    const { client, kc } = kube();
+    const suffix = randomBytes(3).toString('hex');
+    const applied = await applyObjects(client, relocate(cpem.render(config, ctx()), ns(), suffix));
+    clusterScoped.push(...applied.applied.filter((a) => !a.ref.namespace).map((a) => a.object));
+    const authz = kc.makeApiClient(AuthorizationV1Api);
+    const user = `system:serviceaccount:${ns()}:cloud-provider-equinix-metal`;
+    const can = async (
+      verb: string,
+      resource: string,
+      opts: { group?: string; namespace?: string; subresource?: string } = {},
+    ): Promise<boolean> => {
+      const r = await authz.createSubjectAccessReview({
+        body: {
+          spec: {
+            user,
+            resourceAttributes: {
+              verb,
+              resource,
+              group: opts.group ?? '',
+              ...(opts.namespace ? { namespace: opts.namespace } : {}),
+              ...(opts.subresource ? { subresource: opts.subresource } : {}),
+            },
+          },
+        },
+      });
+      return r.status?.allowed === true;
+    };
+    /** The RBAC authorizer sees new roles through its informers: wait until it grants `check`. */
+    const granted = async (check: () => Promise<boolean>): Promise<boolean> => {
+      for (let i = 0; i < 100; i++) {
+        if (await check()) return true;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return false;
+    };
+    const lease = { group: 'coordination.k8s.io' };
+    // Positive checks first, so the denials below are judged against propagated roles.
+    expect(await granted(() => can('create', 'leases', { ...lease, namespace: ns() }))).toBe(true);
+    expect(await granted(() => can('list', 'endpoints'))).toBe(true);
+    // Leader election: only in its own namespace.
+    expect(await can('create', 'leases', { ...lease, namespace: ns() })).toBe(true);
+    expect(await can('update', 'leases', { ...lease, namespace: ns() })).toBe(true);
+    expect(await can('create', 'leases', { ...lease, namespace: 'default' })).toBe(false);
+    // Endpoints: written only in its namespace, read everywhere (the cluster-wide informer).
+    expect(await can('patch', 'endpoints', { namespace: ns() })).toBe(true);
+    expect(await can('patch', 'endpoints', { namespace: 'default' })).toBe(false);
+    expect(await can('delete', 'endpoints', { namespace: ns() })).toBe(false);
+    expect(await can('list', 'endpoints')).toBe(true);
+    expect(await can('watch', 'endpoints', { namespace: 'default' })).toBe(true);
+    // The rest cluster-wide, as upstream.
+    expect(await can('delete', 'nodes')).toBe(true);
+    expect(await can('patch', 'nodes', { subresource: 'status' })).toBe(true);
+    expect(await can('update', 'services', { namespace: 'default' })).toBe(true);
+    expect(await can('delete', 'services', { namespace: 'default' })).toBe(false);
+    expect(await can('patch', 'services', { namespace: 'default', subresource: 'status' })).toBe(
+      true,
+    );
+    expect(await can('get', 'namespaces')).toBe(true);
+    expect(await can('list', 'namespaces')).toBe(false);
+    expect(await can('create', 'events', { namespace: 'default' })).toBe(true);
+    expect(await can('get', 'secrets', { namespace: 'kube-system' })).toBe(false);
+    // MetalLB objects only when CPEM manages MetalLB.
+    const pools = { group: 'metallb.io', namespace: 'metallb-system' };
+    expect(await can('create', 'ipaddresspools', pools)).toBe(false);
+    await applyObjects(
+      client,
+      relocate(cpem.render({ ...config, loadBalancer: 'metallb' }, ctx()), ns(), suffix),
+    );
+    for (const r of ['ipaddresspools', 'bgppeers', 'bgpadvertisements']) {
+      expect(await granted(() => can('create', r, pools))).toBe(true);
+      expect(await can('delete', r, pools)).toBe(true);
+    }
   });
 });
