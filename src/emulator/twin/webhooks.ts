@@ -49,15 +49,21 @@ interface ClientConfig {
   caBundle?: string;
 }
 
+/** `metadata.managedFields` as far as the stand-in reads it. */
+export interface ManagedFieldsView {
+  manager?: string;
+  fieldsV1?: Record<string, unknown>;
+}
+
 /** A webhook configuration as far as the stand-in reads it. */
 export interface WebhookConfigView {
-  metadata: { name: string };
+  metadata: { name: string; managedFields?: ManagedFieldsView[] };
   webhooks?: Array<{ name: string; clientConfig?: ClientConfig }>;
 }
 
 /** A CRD as far as the stand-in reads it. */
 export interface CrdView {
-  metadata: { name: string };
+  metadata: { name: string; managedFields?: ManagedFieldsView[] };
   spec?: {
     conversion?: { strategy?: string; webhook?: { clientConfig?: ClientConfig } };
   };
@@ -113,16 +119,70 @@ export function webhookServices(
   return [...out.values()];
 }
 
+/** The managers other than the twin that own the field at `path` (fieldsV1 keys). */
+function otherOwners(managed: ManagedFieldsView[] | undefined, path: string[]): string[] {
+  const out: string[] = [];
+  for (const m of managed ?? []) {
+    if (m.manager === WEBHOOK_FIELD_MANAGER) continue;
+    let node: unknown = m.fieldsV1;
+    for (const key of path) {
+      node =
+        typeof node === 'object' && node !== null
+          ? (node as Record<string, unknown>)[key]
+          : undefined;
+    }
+    if (node !== undefined) out.push(m.manager ?? '?');
+  }
+  return out;
+}
+
+/**
+ * The webhooks (by name) whose caBundle another field manager set to something else: a component
+ * that brings its own CA (loko applying a caBundle, a real cert injector). The twin leaves those
+ * alone rather than fight over them.
+ */
+export function foreignCaBundles(cfg: WebhookConfigView, caBundle: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const w of cfg.webhooks ?? []) {
+    const have = w.clientConfig?.caBundle;
+    if (!serviceOf(w.clientConfig) || !have || have === caBundle) continue;
+    const owners = otherOwners(cfg.metadata.managedFields, [
+      'f:webhooks',
+      `k:${JSON.stringify({ name: w.name })}`,
+      'f:clientConfig',
+      'f:caBundle',
+    ]);
+    if (owners.length > 0) out.set(w.name, owners);
+  }
+  return out;
+}
+
+/** The managers other than the twin that set a CRD's conversion caBundle to something else. */
+export function foreignCrdCaBundle(crd: CrdView, caBundle: string): string[] {
+  const have = crd.spec?.conversion?.webhook?.clientConfig?.caBundle;
+  if (!have || have === caBundle) return [];
+  return otherOwners(crd.metadata.managedFields, [
+    'f:spec',
+    'f:conversion',
+    'f:webhook',
+    'f:clientConfig',
+    'f:caBundle',
+  ]);
+}
+
 /**
  * JSON patch setting `caBundle` (base64 PEM) on every service-backed webhook of a webhook
- * configuration whose bundle differs; undefined when nothing differs. Each change is guarded by a
- * `test` of the webhook's name at its index, so a configuration reordered meanwhile fails the
- * patch instead of receiving a bundle in the wrong place.
+ * configuration whose bundle differs and is not another manager's ({@link foreignCaBundles});
+ * undefined when nothing is to change. Each change is guarded by a `test` of the webhook's name at
+ * its index, so a configuration reordered meanwhile fails the patch instead of receiving a bundle
+ * in the wrong place.
  */
 export function webhookCaPatch(cfg: WebhookConfigView, caBundle: string): PatchOp[] | undefined {
   const ops: PatchOp[] = [];
+  const foreign = foreignCaBundles(cfg, caBundle);
   (cfg.webhooks ?? []).forEach((w, i) => {
     if (!serviceOf(w.clientConfig) || w.clientConfig?.caBundle === caBundle) return;
+    if (foreign.has(w.name)) return;
     ops.push({ op: 'test', path: `/webhooks/${i}/name`, value: w.name });
     ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle });
   });
@@ -134,6 +194,7 @@ export function crdCaPatch(crd: CrdView, caBundle: string): PatchOp[] | undefine
   const conv = crd.spec?.conversion;
   if (conv?.strategy !== 'Webhook' || !serviceOf(conv.webhook?.clientConfig)) return undefined;
   if (conv.webhook?.clientConfig?.caBundle === caBundle) return undefined;
+  if (foreignCrdCaBundle(crd, caBundle).length > 0) return undefined;
   return [
     { op: 'test', path: '/spec/conversion/strategy', value: 'Webhook' },
     { op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: caBundle },
@@ -258,6 +319,13 @@ export class WebhookStandIn {
   private ca: CertPair | undefined;
   private readonly listeners = new Map<string, Listener>();
   private closed = false;
+  private readonly said = new Set<string>();
+
+  private once(key: string, msg: string): void {
+    if (this.said.has(key)) return;
+    this.said.add(key);
+    this.log(msg);
+  }
 
   /**
    * @param dir the cluster's directory (the CA is kept in `<dir>/pki/webhook-ca.{crt,key}`)
@@ -342,6 +410,12 @@ export class WebhookStandIn {
     const ca = await this.loadCa();
     const bundle = Buffer.from(ca.certPem).toString('base64');
     for (const { c, kind } of configs) {
+      for (const [name, owners] of foreignCaBundles(c, bundle)) {
+        this.once(
+          `foreign:${kind}/${c.metadata.name}/${name}`,
+          `webhook stand-in: the caBundle of webhook ${name} (${kind} ${c.metadata.name}) is set by ${owners.join(', ')}; the twin leaves it, so calls to it fail TLS verification`,
+        );
+      }
       const ops = webhookCaPatch(c, bundle);
       if (!ops) continue;
       const path = `/apis/admissionregistration.k8s.io/v1/${kind}/${encodeURIComponent(c.metadata.name)}`;
@@ -350,6 +424,13 @@ export class WebhookStandIn {
       }
     }
     for (const crd of crdItems) {
+      const owners = foreignCrdCaBundle(crd, bundle);
+      if (owners.length > 0) {
+        this.once(
+          `foreign:crd/${crd.metadata.name}`,
+          `webhook stand-in: the conversion caBundle of CRD ${crd.metadata.name} is set by ${owners.join(', ')}; the twin leaves it, so conversions fail TLS verification`,
+        );
+      }
       const ops = crdCaPatch(crd, bundle);
       if (!ops) continue;
       const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(crd.metadata.name)}`;

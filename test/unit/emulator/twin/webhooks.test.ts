@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import {
   answerReview,
   crdCaPatch,
+  foreignCaBundles,
+  foreignCrdCaBundle,
   serviceDnsNames,
   serviceEndpoints,
   webhookCaPatch,
@@ -68,6 +70,43 @@ describe('caBundle patches', () => {
       ),
     };
     expect(webhookCaPatch(done, 'QUJD')).toBeUndefined();
+  });
+
+  it("leaves a caBundle another manager set (no fight with loko's apply or an injector), but replaces its own", () => {
+    const owned = (manager: string): WebhookConfigView => ({
+      metadata: {
+        name: 'w',
+        managedFields: [
+          {
+            manager,
+            fieldsV1: {
+              'f:webhooks': {
+                'k:{"name":"b.metallb.io"}': { 'f:clientConfig': { 'f:caBundle': {} } },
+              },
+            },
+          },
+        ],
+      },
+      webhooks: [config.webhooks![1]!],
+    });
+    expect(foreignCaBundles(owned('loko'), 'TkVX')).toEqual(new Map([['b.metallb.io', ['loko']]]));
+    expect(webhookCaPatch(owned('loko'), 'TkVX')).toBeUndefined();
+    expect(foreignCaBundles(owned('loko-emulator-twin'), 'TkVX').size).toBe(0);
+    expect(webhookCaPatch(owned('loko-emulator-twin'), 'TkVX')).toHaveLength(2);
+    const crd = structuredClone(conversionCrd);
+    crd.spec!.conversion!.webhook!.clientConfig!.caBundle = 'QUJD';
+    crd.metadata.managedFields = [
+      {
+        manager: 'cainjector',
+        fieldsV1: {
+          'f:spec': {
+            'f:conversion': { 'f:webhook': { 'f:clientConfig': { 'f:caBundle': {} } } },
+          },
+        },
+      },
+    ];
+    expect(foreignCrdCaBundle(crd, 'TkVX')).toEqual(['cainjector']);
+    expect(crdCaPatch(crd, 'TkVX')).toBeUndefined();
   });
 
   it('patches a conversion webhook of a CRD, guarded by the strategy', () => {
