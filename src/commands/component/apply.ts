@@ -73,74 +73,80 @@ async function applyCommand(
   const lock =
     config.cluster && !opts.kubeconfig ? await takeLock(config.cluster.assetDir) : undefined;
   try {
-    const metal = await s.resolveMetalContext(ctx, config.cluster, 'apply', lock !== undefined);
-    const all = new Set([
-      ...(await s.clusterComponentNames(config)),
-      ...set.map((c) => c.def.name),
-    ]);
-    const { createRunner } = await import('../shared/runner.js');
-    const runner = await createRunner(ctx);
-    const timeoutMs = opts.timeout * 60_000;
-    const state: { cctx?: import('../../components/types.js').ComponentContext } = {};
-    const reports: ComponentReport[] = [];
-    const upstream = set.flatMap((c) => c.def.upstream);
-    await runner.run(
-      [
-        {
-          title: `Fetch and verify ${upstream.length} upstream manifest${upstream.length === 1 ? '' : 's'}`,
-          skip: () => (upstream.length === 0 ? 'no upstream manifests' : false),
-          run: async () => {
-            state.cctx = await s.componentContextFor(ctx, config, set, all, metal);
+    // Open for the whole apply: with --emulator, the twin's webhook stand-ins run in it.
+    const open = await s.openMetalContext(ctx, config.cluster, 'apply', lock !== undefined);
+    const { close: closeMetal, ...metal } = open;
+    try {
+      const all = new Set([
+        ...(await s.clusterComponentNames(config)),
+        ...set.map((c) => c.def.name),
+      ]);
+      const { createRunner } = await import('../shared/runner.js');
+      const runner = await createRunner(ctx);
+      const timeoutMs = opts.timeout * 60_000;
+      const state: { cctx?: import('../../components/types.js').ComponentContext } = {};
+      const reports: ComponentReport[] = [];
+      const upstream = set.flatMap((c) => c.def.upstream);
+      await runner.run(
+        [
+          {
+            title: `Fetch and verify ${upstream.length} upstream manifest${upstream.length === 1 ? '' : 's'}`,
+            skip: () => (upstream.length === 0 ? 'no upstream manifests' : false),
+            run: async () => {
+              state.cctx = await s.componentContextFor(ctx, config, set, all, metal);
+            },
           },
-        },
-        {
-          title: 'Check dependencies',
-          run: async () => {
-            state.cctx ??= await s.componentContextFor(ctx, config, set, all, metal);
-            await checkDependencies(client, set);
+          {
+            title: 'Check dependencies',
+            run: async () => {
+              state.cctx ??= await s.componentContextFor(ctx, config, set, all, metal);
+              await checkDependencies(client, set);
+            },
           },
-        },
-        ...set.map((c) => ({
-          title: `${opts.dryRun ? 'Dry-run' : 'Apply'} ${c.def.name} (${c.def.namespace})`,
-          run: async (_: unknown, io: import('../../tasks/phase.js').PhaseIO) => {
-            const [report] = await applyComponents(client, [c], state.cctx!, {
-              skipDependencyCheck: true,
-              signal: io.signal,
-              rolloutTimeoutMs: timeoutMs,
-              readyTimeoutMs: timeoutMs,
-              webhookTimeoutMs: timeoutMs,
-              ...(opts.dryRun ? { dryRun: true } : {}),
-              onProgress: (e) => {
-                const text = progressText(e);
-                if (text) io.progress.status(text);
-              },
-            });
-            reports.push(report!);
-          },
-        })),
-      ],
-      undefined,
-      ctx.signal,
-    );
-    if (ctx.host.format === 'json') {
-      ctx.host.json({
-        kubeconfig: file,
-        dryRun: opts.dryRun ?? false,
-        components: reports.map((r) => ({
-          name: r.name,
-          namespace: r.namespace,
-          objects: r.objects,
-          created: r.created,
-          configured: r.configured,
-          unchanged: r.unchanged,
-          pruned: r.pruned,
-          ...(r.skipped ? { skipped: r.skipped } : {}),
-        })),
-      });
+          ...set.map((c) => ({
+            title: `${opts.dryRun ? 'Dry-run' : 'Apply'} ${c.def.name} (${c.def.namespace})`,
+            run: async (_: unknown, io: import('../../tasks/phase.js').PhaseIO) => {
+              const [report] = await applyComponents(client, [c], state.cctx!, {
+                skipDependencyCheck: true,
+                signal: io.signal,
+                rolloutTimeoutMs: timeoutMs,
+                readyTimeoutMs: timeoutMs,
+                webhookTimeoutMs: timeoutMs,
+                ...(opts.dryRun ? { dryRun: true } : {}),
+                onProgress: (e) => {
+                  const text = progressText(e);
+                  if (text) io.progress.status(text);
+                },
+              });
+              reports.push(report!);
+            },
+          })),
+        ],
+        undefined,
+        ctx.signal,
+      );
+      if (ctx.host.format === 'json') {
+        ctx.host.json({
+          kubeconfig: file,
+          dryRun: opts.dryRun ?? false,
+          components: reports.map((r) => ({
+            name: r.name,
+            namespace: r.namespace,
+            objects: r.objects,
+            created: r.created,
+            configured: r.configured,
+            unchanged: r.unchanged,
+            pruned: r.pruned,
+            ...(r.skipped ? { skipped: r.skipped } : {}),
+          })),
+        });
+        return ExitCode.ok;
+      }
+      for (const line of reportLines(reports, ctx.host.colorOut)) ctx.host.out(line);
       return ExitCode.ok;
+    } finally {
+      await closeMetal();
     }
-    for (const line of reportLines(reports, ctx.host.colorOut)) ctx.host.out(line);
-    return ExitCode.ok;
   } finally {
     await lock?.release();
   }

@@ -125,7 +125,25 @@ export async function resolveMetalContext(
   /** The caller holds the asset directory's lock (the embedded emulator's state lives there). */
   locked = false,
 ): Promise<MetalContext> {
-  if (!cluster) return {};
+  const open = await openMetalContext(ctx, cluster, purpose, locked);
+  await open.close();
+  const { close: _close, ...facts } = open;
+  return facts;
+}
+
+/**
+ * {@link resolveMetalContext}, keeping the Metal connection open until `close()`: with
+ * `--emulator`, the embedded emulator runs the Kubernetes twin's stand-ins (e.g. the admission
+ * webhooks of its fake pods), which an apply to the twin needs while it runs.
+ */
+export async function openMetalContext(
+  ctx: CommandContext,
+  cluster: ClusterConfig | undefined,
+  purpose: 'render' | 'apply',
+  locked = false,
+): Promise<MetalContext & { close(): Promise<void> }> {
+  const none = async (): Promise<void> => {};
+  if (!cluster) return { close: none };
   const out: MetalContext = { projectId: cluster.projectId };
   const { controlPlaneEipTag, ENDPOINT_PORT } =
     await import('../../platforms/equinixmetal/endpoint.js');
@@ -143,40 +161,40 @@ export async function resolveMetalContext(
     !resolveMetalEndpoint({ apiUrlFlag: ctx.globals.apiUrl, env: ctx.env })
   ) {
     ctx.host.debug('no Metal API configured: the cluster API key is not looked up');
-    return out;
+    return { ...out, close: none };
   }
-  try {
-    const { openMetal } = await import('../shared/endpoint.js');
-    const { findClusterApiKey } = await import('../../platforms/equinixmetal/api-key.js');
-    const { acquireClusterLock } = await import('../../platforms/equinixmetal/lock.js');
-    const lock =
-      ctx.globals.emulator && !locked
-        ? await acquireClusterLock(cluster.assetDir, `loko component ${purpose}`)
-        : undefined;
-    const metal = await openMetal(ctx, cluster).catch(async (err: unknown) => {
-      await lock?.release();
-      throw err;
-    });
+  const { openMetal } = await import('../shared/endpoint.js');
+  const { findClusterApiKey } = await import('../../platforms/equinixmetal/api-key.js');
+  const { acquireClusterLock } = await import('../../platforms/equinixmetal/lock.js');
+  let lock: { release(): Promise<void> } | undefined;
+  let metal: Awaited<ReturnType<typeof openMetal>> | undefined;
+  const close = async (): Promise<void> => {
     try {
-      const key = await findClusterApiKey({
-        api: metal.api,
-        projectId: cluster.projectId,
-        clusterName: cluster.clusterName,
-      });
-      if (key) out.metalApiKey = key.token;
-      else
-        ctx.host.debug(`no API key described loko:cluster=${cluster.clusterName} in the project`);
+      await metal?.close();
     } finally {
-      await metal.close();
       await lock?.release();
     }
+  };
+  try {
+    if (ctx.globals.emulator && !locked)
+      lock = await acquireClusterLock(cluster.assetDir, `loko component ${purpose}`);
+    metal = await openMetal(ctx, cluster);
+    const key = await findClusterApiKey({
+      api: metal.api,
+      projectId: cluster.projectId,
+      clusterName: cluster.clusterName,
+    });
+    if (key) out.metalApiKey = key.token;
+    else ctx.host.debug(`no API key described loko:cluster=${cluster.clusterName} in the project`);
+    return { ...out, close };
   } catch (err) {
+    await close();
     if (purpose === 'apply') throw err;
     ctx.host.warn(
       `cannot read the cluster's API key from the Metal API (${err instanceof Error ? err.message : String(err)}); rendering placeholders`,
     );
+    return { ...out, close: none };
   }
-  return out;
 }
 
 /** The host of the cluster's admin kubeconfig server URL (the control-plane Elastic IP), if any. */
