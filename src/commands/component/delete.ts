@@ -41,11 +41,17 @@ async function deleteCommand(
   const { requireComponent } = await import('../../components/registry.js');
   for (const n of names) requireComponent(n);
   const s = await import('./session.js');
-  const { resolveComponents } = await import('../../components/resolve.js');
+  const { dependencyOrder } = await import('../../components/resolve.js');
   const { deleteComponents } = await import('../../components/delete.js');
   const { confirm } = await import('../../tasks/prompt.js');
   const config = await s.loadComponentConfig(ctx);
-  const set = resolveComponents(config.result, { names, includeBootstrap: false });
+  // Delete finds the objects by their labels: it needs no decoded config, so a component without
+  // a block (metallb needs one to render) can still be removed.
+  const set = dependencyOrder(names.map((n) => requireComponent(n))).map((def) => ({
+    def,
+    config: undefined,
+    configured: config.result.components.has(def.name),
+  }));
   const file = await s.kubeconfigFor(ctx, opts.kubeconfig, config.cluster);
   const client = await s.kubeClientFor(file);
   const bootstrap = set.filter((c) => c.def.bootstrap).map((c) => c.def.name);
