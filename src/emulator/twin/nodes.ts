@@ -299,13 +299,17 @@ function nodePath(name: string): string {
   return `/api/v1/nodes/${encodeURIComponent(name)}`;
 }
 
-/** What the CCM does to a new node: providerID, labels, addresses, and off with the taint. */
+/**
+ * What the CCM does to a new node: addresses, providerID, labels, and off with the taint. The
+ * addresses go first, so a node that shows its providerID has its cloud addresses too.
+ */
 export async function initializeNode(
   api: KubeApi,
   name: string,
   device: DeviceFacts,
 ): Promise<void> {
   const cloud = cloudFacts(device);
+  await api.mergePatch(`${nodePath(name)}/status`, { status: { addresses: cloud.addresses } });
   for (let attempt = 0; attempt < 5; attempt++) {
     const node = await api.get<{
       metadata: { labels?: Record<string, string> };
@@ -318,7 +322,6 @@ export async function initializeNode(
     node.spec.taints = taints;
     if (await api.replace(nodePath(name), node)) break;
   }
-  await api.mergePatch(`${nodePath(name)}/status`, { status: { addresses: cloud.addresses } });
 }
 
 /** Lets kwok mark the node Ready (its CNI runs). */

@@ -635,7 +635,15 @@ export class KubernetesTwin {
       for (const t of waiting) {
         const m = byId.get(t.deviceId);
         if (!m) continue;
-        if (!t.initialized && ccm) {
+        if (!t.initialized && ccm && this.opts.requireCcm && t.name !== m.device.hostname) {
+          // CPEM finds the device of a node without providerID by hostname = node name.
+          this.say(
+            `ccm-name:${c.address}:${t.name}`,
+            `Kubernetes twin: the cloud controller manager cannot initialise node ${t.name}: ` +
+              `no device of the project has that hostname (the machine is ${m.device.hostname}; ` +
+              'CPEM looks devices up by node name)',
+          );
+        } else if (!t.initialized && ccm) {
           await initializeNode(api, t.name, m.device);
           t.initialized = true;
           this.log(c, `node ${t.name} initialised by the cloud controller manager`);
