@@ -188,7 +188,9 @@ export async function applyComponents(
       reports.push(report);
       opts.onProgress?.({ type: 'done', component: name, report });
     } catch (err) {
-      if (err instanceof InterruptedError || opts.signal?.aborted) throw err;
+      if (err instanceof InterruptedError) throw err;
+      // A request cut by Ctrl-C fails with whatever the transport says; report the interrupt.
+      if (opts.signal?.aborted) throw new InterruptedError();
       throw new ComponentApplyError(name, err);
     }
   }
