@@ -67,6 +67,10 @@ export async function openMetal(
     }
     const timeScale = parseTimeScale(ctx.env[TIME_SCALE_ENV]);
     const { startEmulator, StateProjectMismatchError } = await import('../../emulator/index.js');
+    // Like real machines, nodes wait for the CCM and the CNI that cluster apply installs
+    // (LOKO_TWIN_REQUIRE_CCM=0 / LOKO_TWIN_REQUIRE_CNI=0 turn a gate off).
+    const { twinGates } = await import('./twin.js');
+    const gates = twinGates(ctx.env);
     const statePath = embeddedStatePath(cluster.assetDir);
     await mkdir(path.dirname(statePath), { recursive: true });
     const running = await startEmulator({
@@ -78,7 +82,7 @@ export async function openMetal(
       // The twin's control plane and nodes stay up between CLI runs, like real machines do;
       // `cluster destroy` stops them.
       twin: 'auto',
-      twinOptions: { onClose: 'keep' },
+      twinOptions: { onClose: 'keep', ...gates },
     }).catch((err: unknown) => {
       if (!(err instanceof StateProjectMismatchError)) throw err;
       throw new LokoError(

@@ -15,7 +15,7 @@ import type {
 } from '../types.js';
 import { upstreamObjects } from '../upstream/parse.js';
 import { decodeMetallb, METALLB_SPEC, type MetallbConfig, type Toleration } from './config.js';
-import { waitForWebhookEndpoints } from './ready.js';
+import { waitForWebhookCaBundle, waitForWebhookEndpoints } from './ready.js';
 
 export type { MetallbConfig, AddressPool, Toleration } from './config.js';
 export { METALLB_SPEC, decodeMetallb } from './config.js';
@@ -118,6 +118,15 @@ export const METALLB_WEBHOOK_READY: ReadinessCheck = {
   wait: (rctx) => waitForWebhookEndpoints(rctx, METALLB_NAMESPACE, METALLB_WEBHOOK_SERVICE),
 };
 
+/** Name of MetalLB's ValidatingWebhookConfiguration (upstream manifest). */
+export const METALLB_WEBHOOK_CONFIGURATION = 'metallb-webhook-configuration';
+
+/** Ready once the controller injected its CA into the webhook configuration. */
+export const METALLB_WEBHOOK_CA_READY: ReadinessCheck = {
+  description: `MetalLB webhook trusted (${METALLB_WEBHOOK_CONFIGURATION} carries its caBundle)`,
+  wait: (rctx) => waitForWebhookCaBundle(rctx, METALLB_WEBHOOK_CONFIGURATION),
+};
+
 /** The MetalLB component. */
 export const metallb: ComponentDefinition<MetallbConfig> = {
   name: METALLB_NAME,
@@ -130,5 +139,5 @@ export const metallb: ComponentDefinition<MetallbConfig> = {
   upstream: [METALLB_MANIFEST],
   render: renderMetallb,
   customResourceGroups: ['metallb.io'],
-  ready: [METALLB_WEBHOOK_READY],
+  ready: [METALLB_WEBHOOK_READY, METALLB_WEBHOOK_CA_READY],
 };

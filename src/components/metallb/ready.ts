@@ -64,3 +64,36 @@ export async function waitForWebhookEndpoints(
     { timeoutMs: ctx.timeoutMs, signal: ctx.signal },
   );
 }
+
+interface WebhookConfigurationView extends KubeObject {
+  webhooks?: { name: string; clientConfig?: { caBundle?: string } }[];
+}
+
+/**
+ * Resolves once every webhook of the ValidatingWebhookConfiguration `name` has a caBundle. MetalLB
+ * ships it without one: its controller's cert-rotator generates the serving certificate and
+ * patches the CA in after it starts, and until then the apiserver cannot verify the webhook
+ * ("x509: certificate signed by unknown authority"), an error the kube layer rightly does not
+ * retry. Throws KubeTimeoutError naming the webhooks still without one.
+ */
+export async function waitForWebhookCaBundle(ctx: ReadinessContext, name: string): Promise<void> {
+  await waitUntil(
+    `ValidatingWebhookConfiguration ${name} to carry its CA (injected by the MetalLB controller)`,
+    async () => {
+      const cfg = await ctx.client.get<WebhookConfigurationView>({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        name,
+      });
+      const missing = (cfg?.webhooks ?? [])
+        .filter((w) => !w.clientConfig?.caBundle)
+        .map((w) => w.name);
+      if (cfg && missing.length === 0) return { done: true, value: undefined };
+      return {
+        done: false,
+        state: cfg ? `no caBundle yet for ${missing.join(', ')}` : 'not found',
+      };
+    },
+    { timeoutMs: ctx.timeoutMs, signal: ctx.signal },
+  );
+}

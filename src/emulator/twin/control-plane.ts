@@ -556,6 +556,10 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
         `--cidr=${podRange}`,
         `--server-address=${address}:${kwokPort}`,
         `--node-port=${kwokPort}`,
+        // Renew each node's Lease in kube-node-lease like a kubelet: without it the node
+        // lifecycle controller marks every node NotReady after its grace period (50 s) and
+        // flips their pods' Ready condition to False, which kwok never sets back.
+        '--node-lease-duration-seconds=40',
       ],
       { server: kwokPort },
     );

@@ -286,6 +286,7 @@ describeUpstream('metallb render (pinned metallb-native.yaml)', [METALLB_MANIFES
     expect(metallb.customResourceGroups).toEqual(['metallb.io']);
     expect(metallb.ready?.map((r) => r.description)).toEqual([
       'MetalLB webhook serves (metallb-system/metallb-webhook-service has a ready endpoint)',
+      'MetalLB webhook trusted (metallb-webhook-configuration carries its caBundle)',
     ]);
     expect(metallb.bootstrap).toBe(false);
     expect(metallb.namespace).toBe('metallb-system');
