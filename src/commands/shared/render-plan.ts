@@ -63,6 +63,12 @@ function endpointLines(e: EndpointPlan | undefined): Array<[string, string]> {
   if (e.reserve)
     out.push(['+', `reserve the control-plane Elastic IP (public_ipv4 /32 in ${e.metro})`]);
   const address = e.reservation ? ` ${e.reservation.address}` : '';
+  if (e.retag) {
+    out.push([
+      '~',
+      `tag the control-plane Elastic IP${address} (tags ${e.retag.tags.join(', ')}; the CCM finds it by the new one)`,
+    ]);
+  }
   for (const u of e.unassign)
     out.push(['-', `unassign the control-plane Elastic IP${address} from ${u.from}`]);
   if (e.assign) {
@@ -79,9 +85,12 @@ export function summaryLine(p: Plan): string {
   const c = p.counts;
   const e = p.endpoint;
   const eip = e
-    ? [e.reserve && 'reserve', e.unassign.length > 0 && 'unassign', e.assign && 'assign'].filter(
-        Boolean,
-      )
+    ? [
+        e.reserve && 'reserve',
+        e.retag && 'tag',
+        e.unassign.length > 0 && 'unassign',
+        e.assign && 'assign',
+      ].filter(Boolean)
     : [];
   return `Plan: ${c.create} to create, ${c.update} to update, ${c.replace} to replace, ${c.delete} to delete, ${c.noop} unchanged${
     eip.length > 0 ? `; control-plane Elastic IP: ${eip.join(', ')}` : ''
@@ -167,6 +176,7 @@ export function endpointJson(e: EndpointPlan): Record<string, unknown> {
     unassign: e.unassign,
     assign: e.assign ? { hostname: e.assign.hostname, deviceId: e.assign.deviceId ?? null } : null,
     heldBy: e.heldBy ?? null,
+    retag: e.retag ?? null,
   };
 }
 

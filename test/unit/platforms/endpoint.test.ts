@@ -87,6 +87,29 @@ describe('control-plane Elastic IP', { timeout: 30_000 }, () => {
     expect(api.reservations).toHaveLength(1);
   });
 
+  it('an endpoint reserved before the eipTag existed is tagged (plan shows it), never reserved again', async () => {
+    const api = new FakeMetal();
+    await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    api.reservations[0]!.tags = TAGS.slice(0, 2);
+    const plan = applyCtx(api, cluster(), { dryRun: true });
+    await runner.run(planPhases, plan, signal);
+    expect(plan.plan?.changes).toBe(true);
+    const lines = planLines(plan.plan!, new Chalk({ level: 0 }), false);
+    expect(lines.join('\n')).toContain(
+      `~ tag the control-plane Elastic IP ${api.reservations[0]!.network} (tags ${TAGS.join(', ')};`,
+    );
+    expect(lines.join('\n')).toContain('control-plane Elastic IP: tag');
+    const ctx = await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(kinds(ctx)).toEqual(['tag-ip']);
+    expect(mutationJson(ctx.executor.recorded[0]!).call).toBe(
+      `PATCH /ips/${api.reservations[0]!.id}`,
+    );
+    expect(api.reservations).toHaveLength(1);
+    expect(api.reservations[0]!.tags).toEqual(TAGS);
+    const again = await applyCluster(applyCtx(api, cluster()), { runner, signal });
+    expect(again.executor.recorded).toEqual([]);
+  });
+
   it('is assigned again when controller 0 was unassigned by hand', async () => {
     const api = new FakeMetal();
     await applyCluster(applyCtx(api, cluster()), { runner, signal });
