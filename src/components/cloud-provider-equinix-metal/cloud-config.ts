@@ -45,9 +45,16 @@ export function loadBalancerUrl(lb: LoadBalancer): string | undefined {
   }
 }
 
-/** The load balancer in effect: the block's choice, else `metallb` when that component is installed. */
-export function effectiveLoadBalancer(config: CpemConfig, ctx: ComponentContext): LoadBalancer {
-  return config.loadBalancer ?? (ctx.components.has('metallb') ? 'metallb' : 'disabled');
+/**
+ * The load balancer in effect: the block's choice, else `disabled`, also when the metallb
+ * component is installed. In `metallb` mode CPEM reserves one Elastic IP per LoadBalancer Service
+ * and writes its own MetalLB pools and peers (cpem.md §5.1-5.3), so the addresses of the metallb
+ * component's `address_pools` would go unused and every Service would cost a reservation; loko's
+ * model is lokoctl's (MetalLB owns the addresses, CPEM does nodes and the control-plane Elastic
+ * IP). `ctx` is kept for the signature's sake: the choice does not depend on other components.
+ */
+export function effectiveLoadBalancer(config: CpemConfig, _ctx: ComponentContext): LoadBalancer {
+  return config.loadBalancer ?? 'disabled';
 }
 
 /** The `cloud-sa.json` fields loko writes, in the order they are serialised. */

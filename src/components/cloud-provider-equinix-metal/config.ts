@@ -57,7 +57,7 @@ export const CPEM_SPEC: BlockSpec = {
     {
       name: 'load_balancer',
       description:
-        'CPEM load-balancer integration: "metallb" (CPEM writes MetalLB IPAddressPool/BGPPeer/BGPAdvertisement objects in metallb-system), "kube-vip", "empty" (CPEM reserves Elastic IPs and BGP sessions, something else announces them) or "disabled" (no Service load balancers). Default: "metallb" when the metallb component is installed, else "disabled".',
+        'CPEM load-balancer integration: "metallb" (CPEM writes MetalLB IPAddressPool/BGPPeer/BGPAdvertisement objects in metallb-system), "kube-vip", "empty" (CPEM reserves Elastic IPs and BGP sessions, something else announces them) or "disabled" (no Service load balancers). Default: "disabled", also with the metallb component (MetalLB then assigns Service addresses from its address_pools; in "metallb" mode CPEM would reserve one Elastic IP per Service instead).',
       value: { type: 'string', enum: LOAD_BALANCERS },
     },
     {

@@ -177,13 +177,15 @@ describe('cloud-provider-equinix-metal render', () => {
     expect(secret.metadata.annotations).toBeUndefined();
   });
 
-  it('load balancer: metallb (CRD mode) when the metallb component is installed, else none; explicit choices', () => {
+  it('load balancer: none by default, also with the metallb component (it owns its pools); explicit choices', () => {
     expect(cloudSa(cpem.render(defaults, ctx())).loadbalancer).toBeUndefined();
     const withMetallb = ctx({ components: new Set(['cloud-provider-equinix-metal', 'metallb']) });
-    expect(cloudSa(cpem.render(defaults, withMetallb)).loadbalancer).toBe(
-      'metallb:///metallb-system?crdConfiguration=true',
-    );
-    expect(Object.keys(cloudSa(cpem.render(defaults, withMetallb))).at(-1)).toBe('loadbalancer');
+    expect(cloudSa(cpem.render(defaults, withMetallb)).loadbalancer).toBeUndefined();
+    expect(
+      Object.keys(cloudSa(cpem.render({ ...defaults, loadBalancer: 'metallb' }, withMetallb))).at(
+        -1,
+      ),
+    ).toBe('loadbalancer');
     const lb = (l: CpemConfig['loadBalancer'], c = ctx()) =>
       cloudSa(cpem.render({ ...defaults, loadBalancer: l }, c)).loadbalancer;
     expect(lb('kube-vip')).toBe('kube-vip://');
