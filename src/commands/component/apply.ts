@@ -69,6 +69,10 @@ async function applyCommand(
     return ExitCode.ok;
   }
   const file = await s.kubeconfigFor(ctx, opts.kubeconfig, config.cluster);
+  // The cluster block's identity (its Metal API key, Elastic IP tag, project) must never be
+  // installed into another cluster: a CCM with them would manage this cluster's Elastic IP and
+  // delete the other cluster's nodes as devices it cannot find.
+  if (opts.kubeconfig && config.cluster) await s.assertSameCluster(file, config.cluster);
   const client = await s.kubeClientFor(file);
   const lock =
     config.cluster && !opts.kubeconfig ? await takeLock(config.cluster.assetDir) : undefined;

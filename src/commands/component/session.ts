@@ -199,16 +199,44 @@ export async function openMetalContext(
 
 /** The host of the cluster's admin kubeconfig server URL (the control-plane Elastic IP), if any. */
 async function kubeconfigAddress(cluster: ClusterConfig): Promise<string | undefined> {
-  const { readFile } = await import('node:fs/promises');
   const { kubeconfigPath } = await import('../../platforms/equinixmetal/machine-bootstrap.js');
-  const text = await readFile(kubeconfigPath(cluster.assetDir), 'utf8').catch(() => undefined);
-  const server = text ? /^\s*server:\s*(\S+)\s*$/m.exec(text)?.[1] : undefined;
+  const server = await kubeconfigServer(kubeconfigPath(cluster.assetDir));
   if (!server) return undefined;
   try {
-    return new URL(server.replace(/^["']|["']$/g, '')).hostname.replace(/^\[|\]$/g, '');
+    return new URL(server).hostname.replace(/^\[|\]$/g, '');
   } catch {
     return undefined;
   }
+}
+
+/** The `server:` of the current context's cluster in kubeconfig `file`, if readable. */
+async function kubeconfigServer(file: string): Promise<string | undefined> {
+  const { loadKubeconfig } = await import('../../kube/kubeconfig.js');
+  try {
+    return loadKubeconfig(file).getCurrentCluster()?.server;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Throws a LokoError unless kubeconfig `file` talks to the API server of `cluster` (its admin
+ * kubeconfig's server): `component apply --kubeconfig` in a directory holding another cluster's
+ * configuration would otherwise render that cluster's Metal API key and Elastic IP tag into it.
+ */
+export async function assertSameCluster(file: string, cluster: ClusterConfig): Promise<void> {
+  const { kubeconfigPath } = await import('../../platforms/equinixmetal/machine-bootstrap.js');
+  const [target, own] = await Promise.all([
+    kubeconfigServer(file),
+    kubeconfigServer(kubeconfigPath(cluster.assetDir)),
+  ]);
+  if (target !== undefined && own !== undefined && target === own) return;
+  throw new LokoError(
+    `--kubeconfig ${file} points at ${target ?? 'an unknown API server'}, not at cluster "${cluster.clusterName}" of the configuration (${own ?? 'no admin kubeconfig yet'})`,
+    {
+      hint: `loko will not install cluster "${cluster.clusterName}"'s Metal API key and Elastic IP tag into another cluster. For a cluster loko did not create, run with -c <dir> holding only its component blocks (no cluster block); for "${cluster.clusterName}", drop --kubeconfig.`,
+    },
+  );
 }
 
 /**
