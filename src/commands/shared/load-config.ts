@@ -72,13 +72,34 @@ export async function loadRaw(ctx: CommandContext): Promise<LoadResult> {
     // Component blocks are checked like the cluster block (file:line, did-you-mean).
     import('../../components/registry.js'),
   ]);
-  return loadConfig({
+  const result = await loadConfig({
     path: path.resolve(ctx.cwd, ctx.globals.config),
     vars: parseVars(ctx.globals.var),
     varFiles: ctx.globals.varFile.map((f) => path.resolve(ctx.cwd, f)),
     env: ctx.env,
     componentSpecs: componentSpecs(),
   });
+  if (!result.diagnostics.some((d) => d.severity === 'error')) {
+    result.diagnostics.push(...(await componentDiagnostics(result)));
+  }
+  return result;
+}
+
+/**
+ * What the components' own checks say about their blocks (CIDRs, overlaps, ports, ...: the part
+ * the block specs cannot express), so `config validate`, `plan` and `apply` report them with the
+ * rest before anything runs.
+ */
+async function componentDiagnostics(result: LoadResult): Promise<LoadResult['diagnostics']> {
+  const { resolveComponents, ComponentConfigError } = await import('../../components/resolve.js');
+  const warnings: LoadResult['diagnostics'] = [];
+  try {
+    resolveComponents(result, { includeBootstrap: true, warnings });
+    return warnings;
+  } catch (err) {
+    if (err instanceof ComponentConfigError) return [...err.diagnostics, ...warnings];
+    throw err;
+  }
 }
 
 /**
