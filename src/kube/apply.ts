@@ -238,9 +238,14 @@ async function applyOne(
         onRetry: (webhook, err) =>
           opts.onProgress?.({ type: 'retrying', ref, webhook, message: err.apiMessage }),
       });
+      // A server-side dry run never moves the resourceVersion: compare what it would store.
       const action: ApplyAction = !before
         ? 'created'
-        : before.metadata.resourceVersion === after.metadata.resourceVersion
+        : (
+              opts.dryRun
+                ? sameContent(before, after)
+                : before.metadata.resourceVersion === after.metadata.resourceVersion
+            )
           ? 'unchanged'
           : 'configured';
       const applied = { ref: refOf(after), action, object: after };
@@ -255,6 +260,25 @@ async function applyOne(
       await sleep(200, opts.signal);
     }
   }
+}
+
+/** True when `a` and `b` are the same object content (key order and resourceVersion aside). */
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v as object)
+              .sort()
+              .map((k) => [k, canon((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  const strip = (o: KubeObject) => ({
+    ...o,
+    metadata: { ...o.metadata, resourceVersion: undefined },
+  });
+  return JSON.stringify(canon(strip(a))) === JSON.stringify(canon(strip(b)));
 }
 
 /**

@@ -105,6 +105,30 @@ describeKube('kube apply (server-side apply against kube-apiserver)', () => {
     expect((svc.spec as { clusterIP: string }).clusterIP).toMatch(/^127\.96\./);
   });
 
+  it('a dry run tells unchanged from configured objects and stores nothing', async () => {
+    const { client } = kube();
+    const first = await applyObjects(client, appSet(ns()));
+    const dry = await applyObjects(client, appSet(ns()), { dryRun: true });
+    expect(dry.applied.map((a) => a.action)).toEqual(first.applied.map(() => 'unchanged'));
+    const changed = appSet(ns()).map((o) =>
+      o.kind === 'ConfigMap' ? configMap(ns(), 'settings', { color: 'red', size: 'large' }) : o,
+    );
+    const dry2 = await applyObjects(client, changed, { dryRun: true });
+    expect(dry2.applied.map((a) => [a.ref.kind, a.action])).toEqual(
+      first.applied.map((a) => [
+        a.ref.kind,
+        a.ref.kind === 'ConfigMap' ? 'configured' : 'unchanged',
+      ]),
+    );
+    const cm = await client.get({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'settings',
+      namespace: ns(),
+    });
+    expect(cm?.data).toEqual({ color: 'blue', size: 'large' });
+  });
+
   it('reports a field owned by another manager as FieldConflictError; force takes it over', async () => {
     const { client } = kube();
     await client.apply(configMap(ns(), 'shared', { color: 'red' }), { fieldManager: 'other-tool' });
