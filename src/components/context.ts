@@ -41,6 +41,8 @@ export interface ComponentContextInput {
    * names of `set`.
    */
   components?: Iterable<string>;
+  /** Download only from loopback hosts (runs on the embedded emulator stay on the machine). */
+  loopbackOnly?: boolean;
   /** Replaces the fetch (tests); default `fetchUpstreamManifests` of ./upstream/fetch.ts. */
   fetch?: typeof fetchUpstreamManifests;
 }
@@ -79,6 +81,7 @@ export async function buildComponentContext(
           cacheDir,
           // The per-user cache (`npm run kube:build` fills it) serves offline runs of any cluster.
           ...(cacheDir !== userCache ? { sharedCacheDirs: [userCache] } : {}),
+          ...(input.loopbackOnly ? { loopbackOnly: true } : {}),
           ...(mirror ? { mirror: mirror.replace(/\/+$/, '') } : {}),
           ...(input.manifestDir ? { dir: input.manifestDir } : {}),
           ...(input.signal ? { signal: input.signal } : {}),

@@ -89,7 +89,12 @@ export function clusterApplyCommand(runAction: RunAction): Command {
             if (kubernetes.mode === 'skip' && !opts.machinesOnly) ctx.host.info(kubernetes.reason);
             // Resolved before any change: an invalid component block stops the run here.
             const { createComponentInstaller } = await import('../shared/component-installer.js');
-            const components = await createComponentInstaller({ cluster, result, env: ctx.env });
+            const components = await createComponentInstaller({
+              cluster,
+              result,
+              env: ctx.env,
+              emulator: ctx.globals.emulator,
+            });
             const executor = p.createExecutor({
               api: metal.api,
               signal: ctx.signal,

@@ -256,6 +256,7 @@ export async function componentContextFor(
   return buildComponentContext({
     set,
     env: ctx.env,
+    ...(ctx.globals.emulator ? { loopbackOnly: true } : {}),
     signal: ctx.signal,
     components: all,
     ...(c

@@ -24,6 +24,8 @@ export async function createComponentInstaller(input: {
   cluster: ClusterConfig;
   result: Pick<LoadResult, 'components'>;
   env: Record<string, string | undefined>;
+  /** The embedded emulator: manifests only from caches, `manifest_dir` or a loopback mirror. */
+  emulator?: boolean;
 }): Promise<ComponentInstaller> {
   const { resolveComponents } = await import('../../components/resolve.js');
   const set = resolveComponents(input.result, { includeBootstrap: true });
@@ -45,6 +47,7 @@ export async function createComponentInstaller(input: {
       const cctx = await buildComponentContext({
         set: chosen,
         env: input.env,
+        ...(input.emulator ? { loopbackOnly: true } : {}),
         signal,
         components: all,
         assetDir: c.assetDir,

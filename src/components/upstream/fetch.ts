@@ -35,6 +35,17 @@ export interface FetchUpstreamOptions {
   signal?: AbortSignal;
   /** Per-download timeout in milliseconds (default {@link DEFAULT_FETCH_TIMEOUT_MS}). */
   timeoutMs?: number;
+  /**
+   * Download only from loopback hosts (a local mirror): the embedded emulator's runs stay on the
+   * machine, so a missing cache is an error naming `npm run kube:build`, never a download.
+   */
+  loopbackOnly?: boolean;
+}
+
+/** True for `localhost`, 127.0.0.0/8 and ::1. */
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 /** Default per-download timeout: generous for a ~100 KiB file over a slow link. */
@@ -218,6 +229,14 @@ async function download(
   url: string,
   opts: FetchUpstreamOptions,
 ): Promise<Uint8Array> {
+  if (opts.loopbackOnly && !isLoopbackHost(new URL(url).hostname)) {
+    throw new LokoError(
+      `upstream manifest ${m.name} is not cached, and runs on the embedded emulator do not download (${url})`,
+      {
+        hint: 'Run `npm run kube:build` once (it fills the manifest cache from the Go module proxy), or point manifest_mirror / LOKO_MANIFEST_MIRROR at a local mirror, or set manifest_dir (docs/manifests.md).',
+      },
+    );
+  }
   const timeoutMs = opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;

@@ -114,6 +114,23 @@ describe('fetchUpstreamManifests', () => {
     expect(readdirSync(cacheDir).sort()).toEqual([`${A.sha256}.yaml`, `${B.sha256}.yaml`].sort());
   });
 
+  it('loopbackOnly (the embedded emulator): a loopback mirror serves, the URL itself is never fetched', async () => {
+    mirror = await startManifestMirror([A], { a: { body: TEXT_A } });
+    const got = await fetchUpstreamManifests([A], {
+      cacheDir,
+      mirror: mirror.url,
+      loopbackOnly: true,
+    });
+    expect(got.get('a')).toBe(TEXT_A);
+    const err = await rejection(
+      fetchUpstreamManifests([B], { cacheDir: join(tmp, 'empty'), loopbackOnly: true }),
+    );
+    expect(err).toBeInstanceOf(LokoError);
+    expect(err.message).toContain('do not download');
+    expect(err.message).toContain(B.url);
+    expect((err as LokoError).hint).toContain('npm run kube:build');
+  });
+
   it('serves a second call from the cache without any request', async () => {
     mirror = await startManifestMirror([A], { a: { body: TEXT_A } });
     await fetchUpstreamManifests([A], { cacheDir, mirror: mirror.url });
