@@ -116,21 +116,27 @@ export async function ensureClusterApiKey(input: {
   );
   const keep = chooseKey(mine.filter(isUsableKey));
   const deleted: ApiKeyRef[] = [];
+  // The replacement exists before any old key goes: a failed create leaves the running CCM its
+  // (unusable but present) key rather than none, and the next run tries again.
+  let created: AuthToken | undefined;
+  if (!keep) {
+    created = (await input.executor.execute({
+      kind: 'create-api-key',
+      projectId: input.projectId,
+      description,
+    })) as AuthToken;
+    if (!isUsableKey(created)) {
+      // A 201 without a token leaves CPEM without credentials: say so rather than render "".
+      throw new Error(`the Metal API created API key ${created.id} but returned no token for it`);
+    }
+  }
   for (const k of mine) {
     if (k === keep) continue;
     await input.executor.execute({ kind: 'delete-api-key', id: k.id, description });
     deleted.push({ id: k.id, description });
   }
   if (keep) return { id: keep.id, token: keep.token!, created: false, deleted };
-  const created = (await input.executor.execute({
-    kind: 'create-api-key',
-    projectId: input.projectId,
-    description,
-  })) as AuthToken;
-  if (!isUsableKey(created)) {
-    // A 201 without a token leaves CPEM without credentials: say so rather than render "".
-    throw new Error(`the Metal API created API key ${created.id} but returned no token for it`);
-  }
+  created = created!;
   return { id: created.id, token: created.token!, created: true, deleted };
 }
 

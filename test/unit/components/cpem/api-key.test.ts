@@ -101,17 +101,17 @@ describe('ensureClusterApiKey', () => {
     expect(api.keys.map((k) => k.id)).toEqual(['id-1']);
   });
 
-  it('replaces keys CPEM cannot use: read-only, or listed without a token', async () => {
+  it('replaces keys CPEM cannot use (read-only, or listed without a token): the new one first', async () => {
     const api = new FakeKeys();
     api.add('loko:cluster=demo', 'ro', { read_only: true });
     api.add('loko:cluster=demo', undefined);
     api.add('loko:cluster=demo', '');
     const { key, recorded } = await ensure(api);
     expect(recorded.map((m) => m.kind)).toEqual([
-      'delete-api-key',
-      'delete-api-key',
-      'delete-api-key',
       'create-api-key',
+      'delete-api-key',
+      'delete-api-key',
+      'delete-api-key',
     ]);
     expect(key).toMatchObject({ token: 'tok-4', created: true });
     expect(key.deleted.map((d) => d.id)).toEqual(['id-1', 'id-2', 'id-3']);
