@@ -82,7 +82,12 @@ export class ComponentApplyError extends LokoError {
   readonly component: string;
   constructor(component: string, err: unknown) {
     const e = err instanceof Error ? err : new Error(String(err));
-    super(`component "${component}": ${e.message}`, { hint: hintFor(e), cause: e });
+    const prefix = `component "${component}": `;
+    // Errors raised for this component already name it.
+    super(e.message.startsWith(prefix) ? e.message : `${prefix}${e.message}`, {
+      hint: hintFor(e),
+      cause: e,
+    });
     this.name = 'ComponentApplyError';
     this.component = component;
   }
@@ -90,6 +95,10 @@ export class ComponentApplyError extends LokoError {
 
 function hintFor(e: Error): string | undefined {
   if (e instanceof LokoError) return e.hint;
+  // The twin's apiserver reaches webhooks through a socket of the emulator process: gone when
+  // no --emulator command runs (docs/emulator.md).
+  if (/loko-twin-egress/.test(e.message))
+    return "This cluster runs on the embedded emulator's Kubernetes twin, whose webhooks are served only while a loko command with --emulator runs: add --emulator.";
   switch (e.name) {
     case 'FieldConflictError':
       return 'Another tool manages these fields; loko does not take them over. Remove them from the other tool, or delete the object and apply again.';

@@ -93,7 +93,7 @@ describe('cluster lifecycle with --emulator', () => {
     const r = await loko(['cluster', 'destroy', ...c, '--yes']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(
-      'Destroyed cluster "quickstart": 4 devices and 1 IP reservations deleted.',
+      'Destroyed cluster "quickstart": 4 devices, 1 IP reservation and 0 API keys deleted.',
     );
     const plan = await loko(['cluster', 'plan', ...c, '-o', 'json']);
     expect(plan.code).toBe(2);

@@ -372,7 +372,7 @@ describe.skipIf(unavailable)('cluster apply --emulator ends with a Kubernetes AP
     expect((await twinProcesses()).length).toBeGreaterThan(0);
     const r = await loko(['cluster', 'destroy', ...c, '--yes'], { env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('4 devices, 1 IP reservations and 1 API keys deleted');
+    expect(r.stdout).toContain('4 devices, 1 IP reservation and 1 API key deleted');
     expect(await twinProcesses()).toEqual([]);
     const health = await loko(['health', '-c', work.dir], { env });
     expect(health.code).toBe(1);

@@ -104,7 +104,7 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
                 ctx.host.json({ cluster: cluster.clusterName, deleted });
               } else {
                 ctx.host.out(
-                  `Destroyed cluster "${cluster.clusterName}": ${deleted.devices.length} devices, ${deleted.reservations.length} IP reservations and ${deleted.apiKeys.length} API keys deleted.`,
+                  `Destroyed cluster "${cluster.clusterName}": ${count(deleted.devices.length, 'device')}, ${count(deleted.reservations.length, 'IP reservation')} and ${count(deleted.apiKeys.length, 'API key')} deleted.`,
                 );
                 ctx.host.out(
                   `The asset directory ${cluster.assetDir} is kept; remove it when you no longer need it.`,
@@ -120,4 +120,9 @@ export function clusterDestroyCommand(runAction: RunAction): Command {
         },
       ),
     );
+}
+
+/** `1 device`, `2 devices`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
