@@ -17,7 +17,7 @@
  *   webhook's pods start).
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -67,7 +67,17 @@ export class EgressProxy {
    * goes to `handler` first, then to loopback targets; everything else is refused.
    */
   static async listen(path: string, handler: EgressHandler): Promise<EgressProxy> {
-    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+    const dir = join(path, '..');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // The directory sits in a shared $TMPDIR: one made by another user (or a symlink) could
+    // hand the apiserver's webhook traffic to someone else.
+    const st = lstatSync(dir);
+    const uid = process.getuid?.();
+    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) {
+      throw new Error(
+        `${dir} is not a private directory of this user (a directory, owned by uid ${uid ?? '?'}, mode 0700); remove it and start again`,
+      );
+    }
     rmSync(path, { force: true });
     const server = createServer();
     const proxy = new EgressProxy(server, path);

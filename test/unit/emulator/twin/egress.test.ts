@@ -3,7 +3,7 @@
  * handler in-process, a loopback target is connected, anything else is refused with "502
  * connection refused" and never dialled, and garbage is a 400.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +47,15 @@ describe('EgressProxy', () => {
     closers.push(() => p.close());
     return p;
   }
+
+  it('refuses a socket directory other users may write to (shared $TMPDIR)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loko-egress-test-'));
+    dirs.push(dir);
+    chmodSync(dir, 0o777);
+    await expect(EgressProxy.listen(join(dir, 'e.sock'), () => undefined)).rejects.toThrow(
+      /not a private directory/,
+    );
+  });
 
   it('hands a served address to its handler, bytes after the CONNECT included', async () => {
     const seen: string[] = [];
