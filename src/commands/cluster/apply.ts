@@ -94,6 +94,7 @@ export function clusterApplyCommand(runAction: RunAction): Command {
               result,
               env: ctx.env,
               emulator: ctx.globals.emulator,
+              timeoutMs: opts.timeout * 60_000,
             });
             const executor = p.createExecutor({
               api: metal.api,

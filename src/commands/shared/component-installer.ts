@@ -12,9 +12,6 @@ import type {
   ComponentStage,
 } from '../../platforms/equinixmetal/apply.js';
 
-/** Rollout budget of the non-bootstrap components (the bootstrap ones are awaited by the Ready wait). */
-const ROLLOUT_TIMEOUT_MS = 10 * 60_000;
-
 /**
  * Resolves every component of the configuration (bootstrap ones always, configured ones) and
  * returns the installer. Throws ComponentConfigError (with file:line diagnostics) before any
@@ -26,6 +23,8 @@ export async function createComponentInstaller(input: {
   env: Record<string, string | undefined>;
   /** The embedded emulator: manifests only from caches, `manifest_dir` or a loopback mirror. */
   emulator?: boolean;
+  /** Budget of each wait (rollouts, readiness checks, webhook retries): apply's `--timeout`. */
+  timeoutMs: number;
 }): Promise<ComponentInstaller> {
   const { resolveComponents } = await import('../../components/resolve.js');
   const set = resolveComponents(input.result, { includeBootstrap: true });
@@ -71,7 +70,9 @@ export async function createComponentInstaller(input: {
           skipDependencyCheck: true,
           // The bootstrap components are awaited by the nodes' Ready wait that follows them (a
           // rollout of the CNI cannot finish before the nodes it makes Ready).
-          ...(stage === 'other' ? { rolloutTimeoutMs: ROLLOUT_TIMEOUT_MS } : {}),
+          ...(stage === 'other' ? { rolloutTimeoutMs: input.timeoutMs } : {}),
+          readyTimeoutMs: input.timeoutMs,
+          webhookTimeoutMs: input.timeoutMs,
           onProgress: (e) => {
             if (e.type === 'start') {
               current = e.component;
