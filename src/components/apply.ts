@@ -320,7 +320,7 @@ async function dryRunFilter(
   let skip = 0;
   for (const o of list) {
     if (newKinds.has(`${groupOf(o.apiVersion)}/${o.kind}`)) {
-      const served = await client.resourceInfo(o.apiVersion, o.kind).catch(() => undefined);
+      const served = await client.resourceInfo(o.apiVersion, o.kind);
       if (!served) {
         skip++;
         continue;
