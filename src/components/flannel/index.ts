@@ -49,6 +49,8 @@ export interface FlannelConfig {
    * 8472 (the Linux kernel's VXLAN port, not IANA's 4789).
    */
   vxlanPort?: number;
+  /** Pod network (`pod_cidr`) for a cluster loko did not create; else the cluster block's. */
+  podCidr?: string;
 }
 
 /** The block spec: the CNI needs nothing from the user; only the VXLAN port is tunable. */
@@ -65,6 +67,17 @@ export const FLANNEL_SPEC: BlockSpec = {
         "UDP port of the VXLAN overlay between nodes (flannel Backend.Port). Default: flannel's 8472. Set 4789 (IANA) when a firewall between nodes only allows that. Changing it on a running cluster needs the flannel pods restarted on every node at once.",
       value: { type: 'number', integer: true, minimum: 1 },
     },
+    {
+      name: 'pod_cidr',
+      description:
+        "Pod network for a cluster loko did not create (component apply --kubeconfig without a cluster block): it must equal kube-controller-manager's --cluster-cidr (kubeadm podSubnet). Default: the cluster block's pod_cidr.",
+      value: {
+        type: 'string',
+        pattern:
+          '^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])/(3[0-2]|[12]?[0-9])$',
+        format: 'an IPv4 CIDR such as "10.244.0.0/16"',
+      },
+    },
   ],
   blocks: [],
 };
@@ -74,17 +87,20 @@ function decodeFlannel(
   sink: DiagnosticSink,
   _where: SourceRange | undefined,
 ): FlannelConfig {
+  const out: FlannelConfig = {};
+  const cidr = body.attrs.get('pod_cidr');
+  if (typeof cidr?.value === 'string') out.podCidr = cidr.value;
   const port = body.attrs.get('vxlan_port');
-  if (port?.value === undefined || typeof port.value !== 'number') return {};
+  if (port?.value === undefined || typeof port.value !== 'number') return out;
   if (port.value > 65535) {
     sink.error(
       'Invalid value for "vxlan_port"',
       `vxlan_port must be a UDP port 1..65535, got ${port.value}.`,
       port.attr?.expr.range,
     );
-    return {};
+    return out;
   }
-  return { vxlanPort: port.value };
+  return { ...out, vxlanPort: port.value };
 }
 
 /**
@@ -112,7 +128,7 @@ export function renderNetConf(upstreamText: string, podCidr: string, cfg: Flanne
 /** Renders flannel's objects: upstream's, with `net-conf.json` set from the context. Pure. */
 export function renderFlannel(cfg: FlannelConfig, ctx: ComponentContext): KubeObject[] {
   const objects = upstreamObjects(ctx.upstream, FLANNEL_MANIFEST.name, FLANNEL_NAME);
-  const podCidr = ctx.podCidr ?? DEFAULT_POD_CIDR;
+  const podCidr = cfg.podCidr ?? ctx.podCidr ?? DEFAULT_POD_CIDR;
   let found = false;
   for (const obj of objects) {
     if (obj.kind === 'ConfigMap' && obj.metadata.name === FLANNEL_CONFIGMAP) {

@@ -92,6 +92,13 @@ describeUpstream('flannel render (pinned kube-flannel.yml)', [FLANNEL_MANIFEST],
       Backend: { Type: string; Port?: number };
     };
 
+  it('pod_cidr (a cluster loko did not create) wins over the cluster block, which wins over the default', () => {
+    expect(netConf(renderFlannel({ podCidr: '10.244.0.0/16' }, ctx('10.7.0.0/16'))).Network).toBe(
+      '10.244.0.0/16',
+    );
+    expect(netConf(renderFlannel({}, ctx('10.7.0.0/16'))).Network).toBe('10.7.0.0/16');
+  });
+
   it('puts the pod CIDR into net-conf.json, deterministically', () => {
     const objs = renderFlannel({}, ctx('10.7.0.0/16'));
     expect(renderFlannel({}, ctx('10.7.0.0/16'))).toEqual(objs);
