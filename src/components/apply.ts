@@ -20,14 +20,13 @@ import {
 import { InterruptedError, LokoError } from '../util/errors.js';
 import type { ConfiguredComponent } from './resolve.js';
 import { missingDependencies } from './resolve.js';
-import type { ComponentContext, ComponentDefinition } from './types.js';
+import {
+  PLACEHOLDER_ANNOTATION,
+  type ComponentContext,
+  type ComponentDefinition,
+} from './types.js';
 
-/**
- * Annotation a render puts on an object holding placeholder values (comma-separated keys) because
- * the context lacked a secret (e.g. the Metal API key in `component render` without a cluster).
- * Such objects are for showing only: applying them would overwrite live credentials.
- */
-export const PLACEHOLDER_ANNOTATION = 'loko.dev/placeholder-keys';
+export { PLACEHOLDER_ANNOTATION } from './types.js';
 
 /** Default budget of each readiness check (5 minutes). */
 export const DEFAULT_READY_TIMEOUT_MS = 5 * 60_000;

@@ -14,6 +14,13 @@ import type { DiagnosticSink } from '../config/diagnostics.js';
 import type { SourceRange } from '../config/types.js';
 import type { KubeObject } from '../kube/objects.js';
 
+/**
+ * Annotation a render puts on an object holding placeholder values (e.g. the CCM's Secret without
+ * the cluster's API key): comma-separated keys. The applier refuses such objects, so a render
+ * without the real values can never overwrite live ones.
+ */
+export const PLACEHOLDER_ANNOTATION = 'loko.dev/placeholder-keys';
+
 /** Node label carrying a worker pool's BGP choice (DESIGN.md §3). */
 export const BGP_ENABLED_LABEL = 'loko.dev/bgp-enabled';
 

@@ -13,8 +13,7 @@ import type { CpemConfig, LoadBalancer } from './config.js';
  */
 export const PLACEHOLDER = 'loko-placeholder-not-configured';
 
-/** Secret annotation listing the `cloud-sa.json` keys that hold {@link PLACEHOLDER}. */
-export const PLACEHOLDER_ANNOTATION = 'loko.dev/placeholder-keys';
+export { PLACEHOLDER_ANNOTATION } from '../types.js';
 
 /**
  * `bgpNodeSelector`: CPEM creates BGP sessions only for nodes with this label (packet-ccm #100,

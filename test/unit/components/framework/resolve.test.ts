@@ -13,8 +13,6 @@ import {
   resolveComponents,
 } from '../../../../src/components/resolve.js';
 import type { ComponentDefinition } from '../../../../src/components/types.js';
-import { PLACEHOLDER_ANNOTATION } from '../../../../src/components/apply.js';
-import { PLACEHOLDER_ANNOTATION as CPEM_PLACEHOLDER } from '../../../../src/components/cloud-provider-equinix-metal/cloud-config.js';
 import type { Diagnostic } from '../../../../src/config/types.js';
 import { loadFiles } from '../../config/helpers.js';
 import { fakeComponent } from './fake.js';
@@ -54,12 +52,6 @@ describe('registry', () => {
     const names = componentNames();
     expect(new Set(names).size).toBe(names.length);
     expect(() => dependencyOrder(COMPONENTS)).not.toThrow();
-  });
-});
-
-describe('placeholder annotation', () => {
-  it('is the one the CPEM render sets when the API key is unknown', () => {
-    expect(PLACEHOLDER_ANNOTATION).toBe(CPEM_PLACEHOLDER);
   });
 });
 
