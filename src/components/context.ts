@@ -3,6 +3,7 @@
  * verified texts of the pinned upstream manifests the chosen components need.
  */
 import path from 'node:path';
+import { LokoError } from '../util/errors.js';
 import { fetchUpstreamManifests, userManifestCacheDir } from './upstream/fetch.js';
 import type { ConfiguredComponent } from './resolve.js';
 import type { ComponentContext, UpstreamManifest } from './types.js';
@@ -70,7 +71,9 @@ export async function buildComponentContext(
 ): Promise<ComponentContext> {
   const env = input.env ?? process.env;
   const manifests: UpstreamManifest[] = input.set.flatMap((c) => c.def.upstream);
-  const mirror = env[MANIFEST_MIRROR_ENV]?.trim() || input.manifestMirror;
+  const fromEnv = env[MANIFEST_MIRROR_ENV]?.trim();
+  const mirror = fromEnv || input.manifestMirror;
+  if (fromEnv) checkMirrorUrl(fromEnv);
   const fetch = input.fetch ?? fetchUpstreamManifests;
   const cacheDir = manifestCacheDir(input.assetDir, env);
   const userCache = userManifestCacheDir(env);
@@ -99,4 +102,20 @@ export async function buildComponentContext(
     ctx.controlPlaneEndpoint = input.controlPlaneEndpoint;
   if (input.metalApiKey !== undefined) ctx.metalApiKey = input.metalApiKey;
   return ctx;
+}
+
+/** Throws a LokoError naming {@link MANIFEST_MIRROR_ENV} unless `value` is an http(s) URL. */
+function checkMirrorUrl(value: string): void {
+  let ok = false;
+  try {
+    const u = new URL(value);
+    ok = u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    ok = false;
+  }
+  if (!ok) {
+    throw new LokoError(`${MANIFEST_MIRROR_ENV}=${value} is not an http(s) URL`, {
+      hint: `Set ${MANIFEST_MIRROR_ENV} to the base URL of a mirror holding <host>/<path> of each pinned manifest, e.g. http://127.0.0.1:8080 (docs/manifests.md), or unset it.`,
+    });
+  }
 }

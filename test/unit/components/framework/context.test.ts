@@ -89,4 +89,15 @@ describe('buildComponentContext', () => {
     expect(ctx.upstream.size).toBe(0);
     expect([...ctx.components]).toEqual(['plain']);
   });
+
+  it(`a ${MANIFEST_MIRROR_ENV} that is not an http(s) URL is refused, naming the variable`, async () => {
+    const err = await buildComponentContext({
+      set: set(withUpstream as never),
+      env: { [MANIFEST_MIRROR_ENV]: 'ftp:/x', HOME: '/h' },
+      fetch: () => {
+        throw new Error('must not fetch');
+      },
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe(`${MANIFEST_MIRROR_ENV}=ftp:/x is not an http(s) URL`);
+  });
 });
