@@ -209,11 +209,23 @@ async function kubeconfigAddress(cluster: ClusterConfig): Promise<string | undef
   }
 }
 
-/** The `server:` of the current context's cluster in kubeconfig `file`, if readable. */
+/**
+ * The `server:` of kubeconfig `file`: its current context's cluster, else its first cluster (a
+ * kubeconfig loko writes has exactly one); undefined when unreadable.
+ */
 async function kubeconfigServer(file: string): Promise<string | undefined> {
-  const { loadKubeconfig } = await import('../../kube/kubeconfig.js');
+  const { readFile } = await import('node:fs/promises');
+  const { parse } = await import('yaml');
   try {
-    return loadKubeconfig(file).getCurrentCluster()?.server;
+    const doc = parse(await readFile(file, 'utf8')) as {
+      'current-context'?: string;
+      contexts?: Array<{ name?: string; context?: { cluster?: string } }>;
+      clusters?: Array<{ name?: string; cluster?: { server?: string } }>;
+    } | null;
+    const clusters = doc?.clusters ?? [];
+    const current = doc?.contexts?.find((c) => c.name === doc['current-context'])?.context?.cluster;
+    const chosen = (current && clusters.find((c) => c.name === current)) || clusters[0];
+    return chosen?.cluster?.server;
   } catch {
     return undefined;
   }
