@@ -258,6 +258,16 @@ export function createProgram(deps: CliDeps, setExitCode: (code: number) => void
   return program;
 }
 
+/** True when `argv` asks for `-o json` (before commander could parse it). */
+function wantsJson(argv: readonly string[]): boolean {
+  return argv.some(
+    (a, i) =>
+      a === '-ojson' ||
+      a === '--output=json' ||
+      ((a === '-o' || a === '--output') && argv[i + 1] === 'json'),
+  );
+}
+
 function allCommands(cmd: Command): Command[] {
   return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
 }
@@ -269,7 +279,21 @@ export async function main(argv: string[], deps: CliDeps = processDeps()): Promi
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof CommanderError) {
+      // Commander printed the usage error on stderr; scripts asking for JSON get a document too.
+      if (err.exitCode !== 0 && wantsJson(argv)) {
+        deps.streams.stdout.write(
+          `${JSON.stringify({
+            error: {
+              message: err.message.replace(/^error: /, ''),
+              hint: 'Run the command with --help for its arguments and flags.',
+              exitCode: err.exitCode,
+            },
+          })}\n`,
+        );
+      }
+      return err.exitCode;
+    }
     const host = createOutputHost(deps.streams, {
       format: 'text',
       noColor: false,

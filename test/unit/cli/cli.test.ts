@@ -54,6 +54,21 @@ describe('main', () => {
     expect(r.stderr).toContain("unknown option '--bogus'");
   });
 
+  it('with -o json a usage error is also one JSON document on stdout', async () => {
+    const r = await run(['component', 'delete', '-o', 'json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("missing required argument 'names'");
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: {
+        message: "missing required argument 'names'",
+        hint: 'Run the command with --help for its arguments and flags.',
+        exitCode: 1,
+      },
+    });
+    const text = await run(['component', 'delete']);
+    expect(text.stdout).toBe('');
+  });
+
   it('bad --output values are rejected', async () => {
     const r = await run(['-o', 'yaml', 'version']);
     expect(r.code).toBe(1);
