@@ -19,6 +19,7 @@ import {
 } from '../kube/index.js';
 import { InterruptedError, LokoError } from '../util/errors.js';
 import type { ConfiguredComponent } from './resolve.js';
+import { BUILTIN_KINDS, componentCrdKinds } from './kinds.js';
 import { missingDependencies } from './resolve.js';
 import {
   PLACEHOLDER_ANNOTATION,
@@ -236,9 +237,21 @@ async function applyOne(
     skipped += skip;
     return send;
   };
+  // Prune also looks in every kind the component may have used (not only the kinds this render
+  // has), so an object whose whole kind the component dropped is found. Never Namespaces or CRDs
+  // that the render lacks: those go only with `component delete`.
+  const extraKinds = opts.dryRun
+    ? []
+    : [...BUILTIN_KINDS, ...(await componentCrdKinds(client, name))].filter(
+        (k) => k.kind !== 'Namespace' && k.kind !== 'CustomResourceDefinition',
+      );
   if (custom.length === 0) {
     results.push(
-      await applyComponent(client, name, await sendable(base), { ...kubeOpts, ...rollout }),
+      await applyComponent(client, name, await sendable(base), {
+        ...kubeOpts,
+        ...rollout,
+        pruneKinds: extraKinds,
+      }),
     );
     if (!opts.dryRun) await runReadiness(client, def, opts);
   } else {
@@ -260,7 +273,7 @@ async function applyOne(
         client,
         name,
         applied,
-        uniqueKinds(objects),
+        uniqueKinds([...objects, ...extraKinds]),
         { ...(opts.signal ? { signal: opts.signal } : {}), onProgress: kubeOpts.onProgress },
       );
     }

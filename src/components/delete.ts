@@ -5,8 +5,6 @@
  * already gone is a no-op. Never prints: progress goes through `onProgress`.
  */
 import {
-  componentSelector,
-  KIND_ORDER,
   pruneComponent,
   type ApplyProgress,
   type KubeClient,
@@ -14,6 +12,7 @@ import {
 } from '../kube/index.js';
 import { InterruptedError } from '../util/errors.js';
 import { ComponentApplyError, uniqueKinds } from './apply.js';
+import { BUILTIN_KINDS, componentCrdKinds } from './kinds.js';
 import type { ConfiguredComponent } from './resolve.js';
 import type { ComponentContext } from './types.js';
 
@@ -38,65 +37,6 @@ export interface DeleteComponentsOptions {
   ctx?: ComponentContext;
   signal?: AbortSignal;
   onProgress?: (e: { component: string; event: ApplyProgress }) => void;
-}
-
-/** Built-in kinds a component can hold objects of, searched on every delete. */
-const BUILTIN_KINDS: { apiVersion: string; kind: string }[] = (() => {
-  const api: Record<string, string> = {
-    Namespace: 'v1',
-    CustomResourceDefinition: 'apiextensions.k8s.io/v1',
-    PriorityClass: 'scheduling.k8s.io/v1',
-    NetworkPolicy: 'networking.k8s.io/v1',
-    ResourceQuota: 'v1',
-    LimitRange: 'v1',
-    PodDisruptionBudget: 'policy/v1',
-    ServiceAccount: 'v1',
-    Secret: 'v1',
-    ConfigMap: 'v1',
-    StorageClass: 'storage.k8s.io/v1',
-    ClusterRole: 'rbac.authorization.k8s.io/v1',
-    ClusterRoleBinding: 'rbac.authorization.k8s.io/v1',
-    Role: 'rbac.authorization.k8s.io/v1',
-    RoleBinding: 'rbac.authorization.k8s.io/v1',
-    Service: 'v1',
-    DaemonSet: 'apps/v1',
-    Deployment: 'apps/v1',
-    StatefulSet: 'apps/v1',
-    Job: 'batch/v1',
-    CronJob: 'batch/v1',
-    IngressClass: 'networking.k8s.io/v1',
-    APIService: 'apiregistration.k8s.io/v1',
-    MutatingWebhookConfiguration: 'admissionregistration.k8s.io/v1',
-    ValidatingWebhookConfiguration: 'admissionregistration.k8s.io/v1',
-  };
-  return KIND_ORDER.filter((k) => api[k]).map((kind) => ({ apiVersion: api[kind]!, kind }));
-})();
-
-/**
- * Kinds served by the CRDs loko applied for `component` (so their custom resources are found
- * even when the component is not rendered).
- */
-async function componentCrdKinds(
-  client: KubeClient,
-  component: string,
-): Promise<{ apiVersion: string; kind: string }[]> {
-  const crds = await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition', {
-    labelSelector: componentSelector(component),
-  });
-  const out: { apiVersion: string; kind: string }[] = [];
-  for (const crd of crds) {
-    const spec = crd.spec as
-      | {
-          group?: string;
-          names?: { kind?: string };
-          versions?: { name?: string; served?: boolean }[];
-        }
-      | undefined;
-    const version = spec?.versions?.find((v) => v.served !== false)?.name;
-    if (spec?.group && spec.names?.kind && version)
-      out.push({ apiVersion: `${spec.group}/${version}`, kind: spec.names.kind });
-  }
-  return out;
 }
 
 /**

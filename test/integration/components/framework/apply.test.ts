@@ -349,6 +349,32 @@ describeKube('component framework: apply and delete against kube-apiserver', () 
     expect(await client.get({ apiVersion: 'v1', kind: 'Namespace', name })).toBeUndefined();
   });
 
+  it('prunes an object whose whole kind the component no longer renders', async () => {
+    const { client } = kube();
+    const name = `kinds-${rand()}`;
+    cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name }));
+    const objects = (withSecret: boolean) => [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep', namespace: name } },
+      ...(withSecret
+        ? [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'gone', namespace: name } }]
+        : []),
+    ];
+    let withSecret = true;
+    const def = fakeComponent({ name, namespace: name, render: () => objects(withSecret) });
+    await applyComponents(client, [configured(def)], ctx([name]));
+    const secret = { apiVersion: 'v1', kind: 'Secret', name: 'gone', namespace: name };
+    expect(await client.get(secret)).toBeDefined();
+    withSecret = false;
+    const [report] = await applyComponents(client, [configured(def)], ctx([name]));
+    expect(report!.prunedRefs.map((r) => `${r.kind}/${r.name}`)).toEqual(['Secret/gone']);
+    const gone = await client.get(secret);
+    expect(gone === undefined || gone.metadata.deletionTimestamp !== undefined).toBe(true);
+    expect(
+      await client.get({ apiVersion: 'v1', kind: 'ConfigMap', name: 'keep', namespace: name }),
+    ).toBeDefined();
+  });
+
   it('names the component when the API refuses an object', async () => {
     const { client } = kube();
     const bad = fakeComponent({
