@@ -19,7 +19,7 @@ import {
 } from '../kube/index.js';
 import { InterruptedError, LokoError } from '../util/errors.js';
 import type { ConfiguredComponent } from './resolve.js';
-import { BUILTIN_KINDS, componentCrdKinds } from './kinds.js';
+import { BUILTIN_KINDS } from './kinds.js';
 import { missingDependencies } from './resolve.js';
 import {
   PLACEHOLDER_ANNOTATION,
@@ -237,14 +237,14 @@ async function applyOne(
     skipped += skip;
     return send;
   };
-  // Prune also looks in every kind the component may have used (not only the kinds this render
-  // has), so an object whose whole kind the component dropped is found. Never Namespaces or CRDs
-  // that the render lacks: those go only with `component delete`.
+  // Prune also looks in every built-in kind a component may have used (not only the kinds this
+  // render has), so an object whose whole kind the component dropped is found. Never Namespaces
+  // or CRDs that the render lacks: those go only with `component delete`. (Custom resource kinds
+  // the render lacks are not listed: a CRD's storage answers 429 "(re)initializing" for a while
+  // after every change to the CRD, e.g. a caBundle injected by its webhook's cert rotator.)
   const extraKinds = opts.dryRun
     ? []
-    : [...BUILTIN_KINDS, ...(await componentCrdKinds(client, name))].filter(
-        (k) => k.kind !== 'Namespace' && k.kind !== 'CustomResourceDefinition',
-      );
+    : BUILTIN_KINDS.filter((k) => k.kind !== 'Namespace' && k.kind !== 'CustomResourceDefinition');
   if (custom.length === 0) {
     results.push(
       await applyComponent(client, name, await sendable(base), {

@@ -27,6 +27,7 @@ import {
 } from './errors.js';
 import { loadKubeconfig, type LoadKubeconfigOptions } from './kubeconfig.js';
 import type { KubeObject, ObjectRef } from './objects.js';
+import { sleep } from './wait.js';
 
 /** Field manager loko applies with. */
 export const FIELD_MANAGER = 'loko';
@@ -290,18 +291,41 @@ export class KubeClient {
   }
 
   private async call<T>(verb: string, obj: KubeObject, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toKubeError(
-        err,
-        verb,
-        { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace },
-        this.server,
-        obj.apiVersion,
-      );
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        // 429: the request was not processed (API priority and fairness, or a custom resource's
+        // storage "(re)initializing" after its CRD changed): wait as told and send it again.
+        if (err instanceof ApiException && err.code === 429 && attempt < MAX_429_ATTEMPTS) {
+          await sleep(retryAfterMs(err.headers, attempt));
+          continue;
+        }
+        throw this.kubeError(err, verb, obj);
+      }
     }
   }
+
+  private kubeError(err: unknown, verb: string, obj: KubeObject): Error {
+    return toKubeError(
+      err,
+      verb,
+      { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace },
+      this.server,
+      obj.apiVersion,
+    );
+  }
+}
+
+/** Attempts of a request the API answers 429 (about 20 s of waiting in all). */
+const MAX_429_ATTEMPTS = 8;
+
+/** Retry-After in milliseconds (seconds form), else 0.5 s growing per attempt, at most 5 s. */
+function retryAfterMs(headers: unknown, attempt: number): number {
+  const h = (headers ?? {}) as Record<string, string | undefined>;
+  const s = Number(h['retry-after'] ?? h['Retry-After']);
+  if (Number.isFinite(s) && s > 0) return Math.min(s, 5) * 1000;
+  return Math.min(500 * attempt, 5000);
 }
 
 function specOf(ref: ObjectRef): KubeObject {
