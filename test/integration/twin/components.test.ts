@@ -6,9 +6,7 @@
  * readiness check and its IPAddressPool through the twin's webhook stand-in. What `cluster apply`
  * does after the nodes register, without the CLI around it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cloudProviderEquinixMetal as cpem } from '../../../src/components/cloud-provider-equinix-metal/index.js';
 import { flannel, FLANNEL_MANIFEST } from '../../../src/components/flannel/index.js';
@@ -18,18 +16,16 @@ import {
   type MetallbConfig,
 } from '../../../src/components/metallb/index.js';
 import type { ComponentContext, ComponentDefinition } from '../../../src/components/types.js';
-import { startEmulator } from '../../../src/emulator/index.js';
 import { applyComponent } from '../../../src/kube/apply.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { kubeconfigFromSpec } from '../../../src/kube/kubeconfig.js';
-import { wrap, type TestEmulator } from '../../harness/emulator.js';
+import { type TestEmulator } from '../../harness/emulator.js';
 import { describeUpstream, fetchPinned } from '../../harness/upstream/index.js';
 import {
-  createDevice,
+  bootTwinCluster,
   describeTwin,
   isReady,
   kubeClient,
-  makeCluster,
   nodesOf,
   waitFor,
   type ClusterFixture,
@@ -52,21 +48,14 @@ describeTwin('Kubernetes twin: loko components with the CCM and CNI gates on', (
       const client = () => kubeClient(fx);
 
       beforeAll(async () => {
-        dir = await mkdtemp(path.join(os.tmpdir(), 'loko-twin-comps-'));
-        const statePath = path.join(dir, 'state.json');
-        emu = wrap(
-          await startEmulator({
-            port: 0,
-            statePath,
-            twinOptions: { requireCcm: true, requireCni: true },
-            logger: { info: (m) => lines.push(m) },
-          }),
-          dir,
-          statePath,
-        );
-        fx = await makeCluster(emu, { name: NAME, controllers: 1, workers: 1 });
-        for (const n of fx.nodes) await createDevice(emu, n.hostname, fx.userdata.get(n.hostname)!);
-        await emu.control.advanceClock(10);
+        ({ dir, emu, fx } = await bootTwinCluster({
+          prefix: 'loko-twin-comps-',
+          name: NAME,
+          controllers: 1,
+          workers: 1,
+          gates: { requireCcm: true, requireCni: true },
+          log: lines,
+        }));
         await waitFor('both nodes registered', async () => {
           const nodes = await nodesOf(client()).catch(() => undefined);
           return nodes?.size === 2;

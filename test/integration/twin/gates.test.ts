@@ -6,18 +6,15 @@
  * existing project, and stays NotReady (NetworkPluginNotReady) until a CNI pod runs on it. The pods
  * here are bound to their nodes directly; kwok runs them.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startEmulator, twinStatus } from '../../../src/emulator/index.js';
-import { wrap, type TestEmulator } from '../../harness/emulator.js';
+import { twinStatus } from '../../../src/emulator/index.js';
+import { type TestEmulator } from '../../harness/emulator.js';
 import {
-  createDevice,
+  bootTwinCluster,
   describeTwin,
   isReady,
   kubeClient,
-  makeCluster,
   nodesOf,
   waitFor,
   type ClusterFixture,
@@ -55,22 +52,15 @@ describeTwin('Kubernetes twin: CCM and CNI gates', () => {
   const lines: string[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'loko-twin-gates-'));
-    const statePath = path.join(dir, 'state.json');
-    emu = wrap(
-      await startEmulator({
-        port: 0,
-        statePath,
-        twinOptions: { requireCcm: true, requireCni: true },
-        logger: { info: (m) => lines.push(m) },
-      }),
-      dir,
-      statePath,
-    );
     // Three controllers: still one control plane; controllers 1 and 2 join like workers do.
-    fx = await makeCluster(emu, { name: NAME, controllers: 3, workers: 1 });
-    for (const n of fx.nodes) await createDevice(emu, n.hostname, fx.userdata.get(n.hostname)!);
-    await emu.control.advanceClock(10);
+    ({ dir, emu, fx } = await bootTwinCluster({
+      prefix: 'loko-twin-gates-',
+      name: NAME,
+      controllers: 3,
+      workers: 1,
+      gates: { requireCcm: true, requireCni: true },
+      log: lines,
+    }));
   }, 60_000);
 
   afterAll(async () => {

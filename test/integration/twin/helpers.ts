@@ -20,7 +20,8 @@ import {
   type NodeBootstrap,
 } from '../../../src/platforms/equinixmetal/userdata/index.js';
 import { BootstrapToken, ensureClusterPki, type ClusterPki } from '../../../src/pki/index.js';
-import type { TestEmulator } from '../../harness/emulator.js';
+import { startEmulator } from '../../../src/emulator/index.js';
+import { wrap, type TestEmulator } from '../../harness/emulator.js';
 import {
   checkBinaries,
   CONTROLLER_BINARIES,
@@ -184,6 +185,42 @@ export async function createDevice(
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return r.body.id as string;
+}
+
+/**
+ * A fresh emulator (state in a new temp dir `<prefix>*`) whose twin runs with `gates`, with
+ * cluster `name` made on it: every machine created with its userdata and the clock advanced so
+ * they are active. The caller stops `emu` and removes `dir`.
+ */
+export async function bootTwinCluster(opts: {
+  prefix: string;
+  name: string;
+  controllers: number;
+  workers: number;
+  gates: { requireCcm: boolean; requireCni: boolean };
+  /** Receives the emulator's log lines. */
+  log: string[];
+}): Promise<{ dir: string; emu: TestEmulator; fx: ClusterFixture }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), opts.prefix));
+  const statePath = path.join(dir, 'state.json');
+  const emu = wrap(
+    await startEmulator({
+      port: 0,
+      statePath,
+      twinOptions: opts.gates,
+      logger: { info: (m) => opts.log.push(m) },
+    }),
+    dir,
+    statePath,
+  );
+  const fx = await makeCluster(emu, {
+    name: opts.name,
+    controllers: opts.controllers,
+    workers: opts.workers,
+  });
+  for (const n of fx.nodes) await createDevice(emu, n.hostname, fx.userdata.get(n.hostname)!);
+  await emu.control.advanceClock(10);
+  return { dir, emu, fx };
 }
 
 /** A Kubernetes API answer. */

@@ -7,29 +7,27 @@
  * conversion, a re-apply by loko changes nothing, and the listener closes with the pods.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { request } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { startEmulator, twinStatus } from '../../../src/emulator/index.js';
+import { twinStatus } from '../../../src/emulator/index.js';
 import { applyObjects } from '../../../src/kube/apply.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { kubeconfigFromSpec } from '../../../src/kube/kubeconfig.js';
 import type { KubeObject } from '../../../src/kube/objects.js';
 import { egressSocketPath } from '../../../src/emulator/twin/egress.js';
-import { wrap, type TestEmulator } from '../../harness/emulator.js';
+import { type TestEmulator } from '../../harness/emulator.js';
 import { inspectProcesses, SocketSampler } from '../../harness/kube/sockets.js';
 import { goModuleDir } from '../../harness/upstream/index.js';
 import {
-  createDevice,
+  bootTwinCluster,
   describeTwin,
   isReady,
   kubeClient,
-  makeCluster,
   nodesOf,
   waitFor,
   type ClusterFixture,
@@ -154,22 +152,15 @@ describeTwin('Kubernetes twin: webhooks of fake pods (MetalLB v0.16.2 native)', 
 
   beforeAll(async () => {
     manifest = metallbManifest();
-    dir = await mkdtemp(path.join(os.tmpdir(), 'loko-twin-hooks-'));
-    const statePath = path.join(dir, 'state.json');
     // The gates are not what this suite is about: nodes are initialised and Ready at once.
-    emu = wrap(
-      await startEmulator({
-        port: 0,
-        statePath,
-        twinOptions: { requireCcm: false, requireCni: false },
-        logger: { info: (m) => LINES.push(m) },
-      }),
-      dir,
-      statePath,
-    );
-    fx = await makeCluster(emu, { name: NAME, controllers: 1, workers: 1 });
-    for (const n of fx.nodes) await createDevice(emu, n.hostname, fx.userdata.get(n.hostname)!);
-    await emu.control.advanceClock(10);
+    ({ dir, emu, fx } = await bootTwinCluster({
+      prefix: 'loko-twin-hooks-',
+      name: NAME,
+      controllers: 1,
+      workers: 1,
+      gates: { requireCcm: false, requireCni: false },
+      log: LINES,
+    }));
     await waitFor('both nodes Ready', async () => {
       const nodes = await nodesOf(client()).catch(() => undefined);
       return nodes && nodes.size === 2 && [...nodes.values()].every(isReady);
