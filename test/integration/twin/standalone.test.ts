@@ -183,8 +183,11 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
     expect((await twinStatus(twinDir)).clusters[0]!.components).toEqual([]);
   });
 
-  it('with onClose "keep" the processes outlive the emulator; stopTwin stops them', async () => {
-    const lines: string[] = [];
+  /**
+   * Runs an emulator with onClose "keep" on the state until its twin serves, closes it, and
+   * returns the twin's pids (all five alive).
+   */
+  async function runKeptTwin(lines: string[]): Promise<number[]> {
     const emu = await startEmulator({
       port: 0,
       statePath,
@@ -204,6 +207,12 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
     const pids = await pidsOf();
     expect(pids).toHaveLength(5);
     expect(pids.every(pidAlive)).toBe(true);
+    return pids;
+  }
+
+  it('with onClose "keep" the processes outlive the emulator; stopTwin stops them', async () => {
+    const lines: string[] = [];
+    const pids = await runKeptTwin(lines);
     expect((await twinStatus(twinDir)).clusters[0]).toMatchObject({ running: true, serving: true });
 
     expect(await stopTwin(twinDir)).toEqual({ stopped: 5 });
@@ -216,23 +225,7 @@ describeTwin('Kubernetes twin: process lifecycle', () => {
     // The device is still active: a new emulator starts a fresh control plane (stopTwin removed
     // the data), and leaves it running.
     const lines: string[] = [];
-    const emu = await startEmulator({
-      port: 0,
-      statePath,
-      twinOptions: { onClose: 'keep' },
-      logger: { info: (m) => lines.push(m) },
-    });
-    try {
-      await serving();
-      await waitFor('the twin to finish starting', async () =>
-        lines.some((l) => l.includes('serving at')),
-      );
-    } finally {
-      await emu.close();
-    }
-    const pids = await pidsOf();
-    expect(pids).toHaveLength(5);
-    expect(pids.every(pidAlive)).toBe(true);
+    const pids = await runKeptTwin(lines);
     // The asset dir goes away without `cluster destroy`.
     await rm(path.join(twinDir, 'twin'), { recursive: true, force: true });
     const other = await startEmulator({ port: 0, logger: { info: (m) => lines.push(m) } });
