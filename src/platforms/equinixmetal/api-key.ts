@@ -3,10 +3,8 @@
  * the user's token (issue 4). One key per cluster, in the cluster's project, found by its
  * description `loko:cluster=<name>` (API keys have no tags; DESIGN.md §3); deleted by destroy.
  *
- * Writes are typed mutations performed by an executor ({@link ApiKeyExecutor}), so plan and
- * `--dry-run` list them and never call the API. The platform executor (executor.ts) takes them once
- * its `Mutation` union includes {@link ApiKeyMutation}; until then {@link createApiKeyExecutor}
- * performs them with the same dry-run contract.
+ * Writes are typed mutations performed by the platform executor (executor.ts, through
+ * {@link ApiKeyExecutor}), so a dry run lists them and never calls the API.
  *
  * Tokens: the spec's AuthToken carries `token` in list answers too, so a re-run reuses the key
  * it finds. If an answer withholds it (empty or absent), loko deletes that key and creates a new
@@ -230,27 +228,4 @@ export function apiKeyMutationCall(m: ApiKeyMutation): string {
   return m.kind === 'create-api-key'
     ? `POST /projects/${m.projectId}/api-keys`
     : `DELETE /api-keys/${m.id}`;
-}
-
-/**
- * A stand-alone executor for API-key mutations with the platform executor's contract: it journals
- * every mutation in `recorded` (also live), and in dry-run mode answers with
- * {@link dryRunApiKeyResult} without calling the API. Interrupts (an aborted `signal`) are checked
- * before each call.
- */
-export function createApiKeyExecutor(
-  opts: { api: ApiKeysApi; dryRun?: boolean } & PerformOptions,
-): ApiKeyExecutor & { readonly recorded: readonly ApiKeyMutation[] } {
-  const recorded: ApiKeyMutation[] = [];
-  const dryRun = opts.dryRun ?? false;
-  return {
-    dryRun,
-    recorded,
-    async execute<M extends ApiKeyMutation>(m: M): Promise<ApiKeyMutationResult<M>> {
-      throwIfAborted(opts.signal);
-      recorded.push(m);
-      if (dryRun) return dryRunApiKeyResult(m);
-      return performApiKeyMutation(opts.api, m, opts);
-    },
-  };
 }

@@ -14,16 +14,13 @@ import {
   listProjectApiKeys,
   MetalApiError,
 } from '../../../src/metal/index.js';
-import {
-  createApiKeyExecutor,
-  ensureClusterApiKey,
-} from '../../../src/platforms/equinixmetal/api-key.js';
+import { ensureClusterApiKey } from '../../../src/platforms/equinixmetal/api-key.js';
 import {
   createDestroyContext,
   destroyPhases,
   inventoryPhases,
 } from '../../../src/platforms/equinixmetal/destroy.js';
-import { createExecutor } from '../../../src/platforms/equinixmetal/executor.js';
+import { apiKeyExecutor, createExecutor } from '../../../src/platforms/equinixmetal/executor.js';
 import { createPlainRunner } from '../../../src/tasks/phase.js';
 import { useEmulator } from '../../harness/emulator.js';
 
@@ -160,11 +157,15 @@ describe('project API keys (emulator over HTTP)', () => {
     const { projectId } = emu();
     const client = createMetalClient({ baseUrl: emu().url, token: emu().token });
     const keys = apiKeysApi(client.transport);
+    // Through the platform executor, as cluster apply runs it.
     const ensure = (dryRun = false) => {
-      const executor = createApiKeyExecutor({ api: keys, dryRun });
-      return ensureClusterApiKey({ api: keys, executor, projectId, clusterName: 'ens' }).then(
-        (r) => ({ ...r, recorded: executor.recorded }),
-      );
+      const executor = createExecutor({ api: client, dryRun });
+      return ensureClusterApiKey({
+        api: client,
+        executor: apiKeyExecutor(executor),
+        projectId,
+        clusterName: 'ens',
+      }).then((r) => ({ ...r, recorded: executor.recorded }));
     };
     const dry = await ensure(true);
     expect(dry.recorded).toEqual([
@@ -188,15 +189,17 @@ describe('project API keys (emulator over HTTP)', () => {
     // destroy: the key is in the inventory and deleted; a second destroy finds nothing.
     const runner = createPlainRunner();
     const signal = new AbortController().signal;
-    const destroyCtx = () =>
-      createDestroyContext({
+    const destroyCtx = () => {
+      const executor = createExecutor({ api: client });
+      return createDestroyContext({
         api: client,
-        executor: createExecutor({ api: client }),
+        executor,
         clusterName: 'ens',
         projectId,
-        apiKeys: { api: keys, executor: createApiKeyExecutor({ api: keys }) },
+        apiKeys: { api: client, executor: apiKeyExecutor(executor) },
         options: { poll: { intervalMs: 10, maxIntervalMs: 50, factor: 1.5, timeoutMs: 5_000 } },
       });
+    };
     const d1 = destroyCtx();
     await runner.run([...inventoryPhases, ...destroyPhases], d1, signal);
     expect(d1.inventory?.apiKeys).toEqual([{ id: first.id, description: 'loko:cluster=ens' }]);

@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { ApiKeysApi, AuthToken, AuthTokenInput } from '../../../../src/metal/api-keys.js';
 import {
   apiKeyMutationCall,
-  createApiKeyExecutor,
+  dryRunApiKeyResult,
+  performApiKeyMutation,
+  type ApiKeyMutation,
   describeApiKeyMutation,
   ensureClusterApiKey,
   findClusterApiKey,
@@ -61,8 +63,24 @@ function unavailable(): Error {
   return Object.assign(new Error('503 Service Unavailable'), { status: 503 });
 }
 
+/**
+ * The platform executor's contract over the fake keys alone: journal every mutation, answer a dry
+ * run without calling, else perform it as the executor does (performApiKeyMutation).
+ */
+function keyExecutor(api: FakeKeys, dryRun: boolean) {
+  const recorded: ApiKeyMutation[] = [];
+  return {
+    dryRun,
+    recorded,
+    execute: (m: ApiKeyMutation) => {
+      recorded.push(m);
+      return dryRun ? Promise.resolve(dryRunApiKeyResult(m)) : performApiKeyMutation(api, m);
+    },
+  };
+}
+
 async function ensure(api: FakeKeys, dryRun = false) {
-  const executor = createApiKeyExecutor({ api, dryRun });
+  const executor = keyExecutor(api, dryRun);
   const key = await ensureClusterApiKey({ api, executor, projectId: P, clusterName: 'demo' });
   return { key, recorded: executor.recorded };
 }
