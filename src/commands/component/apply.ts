@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 import type { ComponentReport } from '../../components/apply.js';
+import { summarizeReport } from '../../components/report.js';
 import { ExitCode } from '../../util/errors.js';
 import { positiveMinutes } from '../cluster/apply.js';
 import type { CommandContext, RunAction } from '../shared/context.js';
@@ -189,17 +190,8 @@ export function progressText(
       return `waiting: ${e.check}`;
     case 'custom-resources':
       return `applying ${e.objects} custom resources`;
-    case 'done': {
-      const r = e.report;
-      const parts = [
-        r.created && `${r.created} created`,
-        r.configured && `${r.configured} configured`,
-        r.unchanged && `${r.unchanged} unchanged`,
-        r.pruned && `${r.pruned} pruned`,
-        r.skipped && `${r.skipped} skipped`,
-      ].filter(Boolean);
-      return parts.join(', ') || 'nothing to apply';
-    }
+    case 'done':
+      return summarizeReport(e.report);
   }
 }
 

@@ -37,11 +37,13 @@ export async function createComponentInstaller(input: {
     async apply(stage, facts, report, signal): Promise<AppliedComponent[]> {
       const chosen = set.filter((x) => stageOf(x) === stage);
       if (chosen.length === 0) return [];
-      const [{ buildComponentContext }, { applyComponents }, { KubeClient }] = await Promise.all([
-        import('../../components/context.js'),
-        import('../../components/apply.js'),
-        import('../../kube/client.js'),
-      ]);
+      const [{ buildComponentContext }, { applyComponents }, { summarizeReport }, { KubeClient }] =
+        await Promise.all([
+          import('../../components/context.js'),
+          import('../../components/apply.js'),
+          import('../../components/report.js'),
+          import('../../kube/client.js'),
+        ]);
       for (const x of chosen) report(x.def.name, 'running', 'fetching manifests');
       const cctx = await buildComponentContext({
         set: chosen,
@@ -85,14 +87,7 @@ export async function createComponentInstaller(input: {
             else if (e.type === 'object' && e.event.type === 'waiting')
               report(e.component, 'running', `waiting for ${e.event.what}`);
             else if (e.type === 'done') {
-              const r = e.report;
-              const parts = [
-                r.created && `${r.created} created`,
-                r.configured && `${r.configured} configured`,
-                r.unchanged && `${r.unchanged} unchanged`,
-                r.pruned && `${r.pruned} pruned`,
-              ].filter(Boolean);
-              const detail = parts.join(', ') || 'nothing to apply';
+              const detail = summarizeReport(e.report);
               applied.push({ name: e.component, detail });
               report(e.component, 'done', detail);
             }
